@@ -1,0 +1,33 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Fatchat",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "RecordStore", targets: ["RecordStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "CStatfs"),
+        .target(
+            name: "RecordStore",
+            dependencies: ["CStatfs", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .executableTarget(
+            name: "StoreWorker",
+            dependencies: [
+                "RecordStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "RecordStoreTests",
+            dependencies: ["RecordStore", "StoreWorker"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,116 @@
+import Foundation
+
+/// A directory holding a shared public database, plus the current user's private database.
+///
+/// The public database is `public.sqlite` in the container directory, with
+/// its assets in `assets/`. The private database lives in the user's own data
+/// directory, `$XDG_DATA_HOME/fatchat/<container id>/private.sqlite`, mode 0600
+/// in a 0700 directory.
+public final class Container: Sendable {
+    /// How to open a container.
+    public struct Options: Sendable {
+        /// Overrides the journal mode that `statfs` would pick.
+        public var mode: JournalMode?
+        /// Create the container if the directory has none.
+        public var create = true
+        /// Where private databases go; defaults to `$XDG_DATA_HOME/fatchat`.
+        public var privateDataDirectory: URL?
+        /// How many change-log entries each database keeps; older tokens expire.
+        public var changeHistoryLimit = 100_000
+
+        public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil) {
+            self.mode = mode
+            self.create = create
+            self.privateDataDirectory = privateDataDirectory
+        }
+    }
+
+    public let url: URL
+    public let identifier: String
+    public let mode: JournalMode
+    public let currentUser: UserIdentity
+    public let publicDatabase: RecordDatabase
+    public let privateDatabase: RecordDatabase
+
+    /// The user record ID of whoever runs this process.
+    public var currentUserRecordID: RecordID { currentUser.recordID }
+
+    /// The directory of the embedded default container: `$XDG_DATA_HOME/fatchat`.
+    public static var defaultURL: URL {
+        UserIdentity.current.dataHome.appendingPathComponent("fatchat", isDirectory: true)
+    }
+
+    /// Opens the container at `url`, creating it if allowed.
+    public init(url: URL, options: Options = Options()) throws {
+        let user = UserIdentity.current
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if !fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) {
+            guard options.create else {
+                throw StoreError(.serviceUnavailable, "The container \(url.path) is not there; is it mounted?")
+            }
+            do {
+                try fileManager.createDirectory(at: url, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(.permissionFailure, "Cannot create the container \(url.path): \(error.localizedDescription)")
+            }
+        } else if !isDirectory.boolValue {
+            throw StoreError(.badContainer, "\(url.path) is a file; a container is a directory.")
+        }
+
+        let detected = options.mode ?? JournalMode.detect(for: url)
+        let publicPath = url.appendingPathComponent("public.sqlite").path
+        let descriptor = try ContainerDescriptor.readOrCreate(
+            in: url,
+            proposed: options.create ? ContainerDescriptor(identifier: UUID().uuidString, mode: detected, created: Date()) : nil,
+            beforeCreating: { try Self.createFile(publicPath, mode: 0o666) })
+        if descriptor.mode != detected {
+            let reason = options.mode == nil ? "its filesystem looks like \(detected.rawValue) storage to this client" : "this client was asked for \(detected.rawValue) mode"
+            throw StoreError(.badContainer, "The container \(url.path) was made for \(descriptor.mode.rawValue) mode, but \(reason). Mixing modes would corrupt it; open it with --fs-mode \(descriptor.mode.rawValue) if that is right.")
+        }
+
+        self.url = url
+        self.identifier = descriptor.identifier
+        self.mode = descriptor.mode
+        self.currentUser = user
+
+        let assets = url.appendingPathComponent("assets", isDirectory: true)
+        try? fileManager.createDirectory(at: assets, withIntermediateDirectories: true)
+        let publicStorage = try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: descriptor.mode)
+        publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
+                                        user: user, historyLimit: options.changeHistoryLimit)
+
+        let privateRoot = options.privateDataDirectory ?? user.dataHome.appendingPathComponent("fatchat", isDirectory: true)
+        let privateDirectory = privateRoot.appendingPathComponent(descriptor.identifier, isDirectory: true)
+        let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit)
+        privateDatabase = RecordDatabase(scope: .private, storage: privateStorage,
+                                         assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true)),
+                                         user: user, historyLimit: options.changeHistoryLimit)
+    }
+
+    /// Creates an empty file unless one is there; SQLite fills it in on first open.
+    private static func createFile(_ path: String, mode: mode_t) throws {
+        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            throw StoreError(.permissionFailure, "Cannot create \(path): \(String(cString: strerror(errno))).")
+        }
+        close(fd)
+    }
+
+    /// Opens the private database, creating its 0700 directory and 0600 file first.
+    private static func openPrivate(in directory: URL, historyLimit: Int) throws -> SQLiteStorage {
+        let fileManager = FileManager.default
+        do {
+            try fileManager.createDirectory(at: directory.appendingPathComponent("assets"), withIntermediateDirectories: true,
+                                            attributes: [.posixPermissions: 0o700])
+            try fileManager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
+        } catch {
+            throw StoreError(.permissionFailure, "Cannot create the private data directory \(directory.path): \(error.localizedDescription)")
+        }
+        let path = directory.appendingPathComponent("private.sqlite").path
+        try createFile(path, mode: 0o600)
+        chmod(path, 0o600)
+        return try SQLiteStorage(path: path, assetsDirectory: directory.appendingPathComponent("assets"),
+                                 mode: JournalMode.detect(for: directory))
+    }
+}

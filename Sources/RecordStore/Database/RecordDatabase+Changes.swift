@@ -1,0 +1,124 @@
+import Foundation
+
+/// An opaque position in a database's change feed. It can be stored and used after a restart.
+public struct ChangeToken: Hashable, Sendable, Codable {
+    let databaseID: String
+    let sequence: Int64
+
+    /// The token as bytes, to persist.
+    public var data: Data {
+        Data("\(databaseID):\(sequence)".utf8)
+    }
+
+    /// Restores a token from `data`.
+    public init(data: Data) throws {
+        let text = String(decoding: data, as: UTF8.self)
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let sequence = Int64(parts[1]) else {
+            throw StoreError(.invalidArguments, "These bytes are not a change token.")
+        }
+        self.databaseID = String(parts[0])
+        self.sequence = sequence
+    }
+
+    init(databaseID: String, sequence: Int64) {
+        self.databaseID = databaseID
+        self.sequence = sequence
+    }
+}
+
+/// One entry of the change feed.
+public struct RecordChange: Sendable {
+    public enum Kind: String, Sendable {
+        case created, updated, deleted
+    }
+
+    public var kind: Kind
+    public var recordID: RecordID
+    public var recordType: String
+    /// The record as it is now; `nil` if it no longer exists.
+    public var record: Record?
+    /// For updates and deletes: the fields the record had before.
+    public var previousFields: [String: FieldValue]?
+    public var date: Date
+}
+
+/// What changed since a token.
+public struct ChangeBatch: Sendable {
+    /// Records created or changed, in their current state, each once.
+    public var changedRecords: [Record]
+    /// Records that were deleted, each once, with their types.
+    public var deletedRecords: [(recordID: RecordID, recordType: String)]
+    /// Every change in order, including several changes to one record.
+    public var changes: [RecordChange]
+    /// Where the next fetch continues.
+    public var token: ChangeToken
+    /// More changes wait; fetch again with `token`.
+    public var moreComing: Bool
+}
+
+extension RecordDatabase {
+    /// The token for "now": a fetch with it returns only later changes.
+    public func currentChangeToken() throws -> ChangeToken {
+        try storage.read { ChangeToken(databaseID: storage.databaseID, sequence: try $0.latestSequence()) }
+    }
+
+    /// Fetches what changed after `token` (everything kept, if `nil`), in one zone or all of them.
+    ///
+    /// Deletions by cascade are included. A token from before the kept history,
+    /// or from another database, gets `changeTokenExpired`: refetch what you need
+    /// and start again from `currentChangeToken()`.
+    public func fetchChanges(in zone: ZoneID? = nil, since token: ChangeToken?, limit: Int = 400) throws -> ChangeBatch {
+        let limit = max(1, limit)
+        return try storage.read { reader in
+            let start = token?.sequence ?? 0
+            if let token, token.databaseID != storage.databaseID {
+                throw StoreError(.changeTokenExpired, "The change token belongs to another database (was the file replaced?); fetch everything again.")
+            }
+            let pruned = try reader.prunedThrough()
+            if start < pruned {
+                throw StoreError(.changeTokenExpired, "The change token is older than the kept history; fetch everything again and start from a new token.")
+            }
+            var rows = try reader.changes(after: start, zone: zone?.zoneName, limit: limit + 1)
+            let moreComing = rows.count > limit
+            if moreComing { rows.removeLast() }
+            let end = moreComing ? (rows.last?.sequence ?? start) : max(start, try reader.latestSequence())
+
+            var current: [RecordID: Record?] = [:]
+            var order: [RecordID] = []
+            var changes: [RecordChange] = []
+            for row in rows {
+                if current[row.recordID] == nil {
+                    current[row.recordID] = .some(try reader.record(row.recordID, keys: nil))
+                } else {
+                    order.removeAll { $0 == row.recordID }
+                }
+                order.append(row.recordID)
+                changes.append(RecordChange(
+                    kind: RecordChange.Kind(row.kind), recordID: row.recordID, recordType: row.recordType,
+                    record: current[row.recordID] ?? nil, previousFields: row.previousFields, date: row.date))
+            }
+            var changed: [Record] = []
+            var deleted: [(recordID: RecordID, recordType: String)] = []
+            for id in order {
+                if let record = current[id] ?? nil {
+                    changed.append(record)
+                } else if let type = rows.last(where: { $0.recordID == id })?.recordType {
+                    deleted.append((id, type))
+                }
+            }
+            return ChangeBatch(changedRecords: changed, deletedRecords: deleted, changes: changes,
+                               token: ChangeToken(databaseID: storage.databaseID, sequence: end), moreComing: moreComing)
+        }
+    }
+}
+
+extension RecordChange.Kind {
+    init(_ kind: ChangeRow.Kind) {
+        switch kind {
+        case .created: self = .created
+        case .updated: self = .updated
+        case .deleted: self = .deleted
+        }
+    }
+}

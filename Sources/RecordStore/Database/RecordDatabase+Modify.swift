@@ -1,0 +1,275 @@
+import Foundation
+
+extension RecordDatabase {
+    /// Keys that name system fields; a record cannot use them for its own fields.
+    static let systemFieldKeys: Set<String> = [
+        "recordID", "recordType", "creationDate", "creatorUserRecordID",
+        "modificationDate", "lastModifiedUserRecordID", "recordChangeTag",
+    ]
+
+    /// Saves and deletes records in one operation, with a result for each item.
+    ///
+    /// In a custom zone the batch is atomic: one failure fails everything, and
+    /// the other items get `batchRequestFailed`. Elsewhere each item stands on
+    /// its own. The operation itself throws only for what affects all items:
+    /// more than 400 items, the same record twice, or an unavailable database.
+    public func modifyRecords(
+        saving records: [Record],
+        deleting recordIDs: [RecordID],
+        savePolicy: SavePolicy = .ifServerRecordUnchanged,
+        atomically: Bool? = nil
+    ) throws -> ModifyResult {
+        let total = records.count + recordIDs.count
+        guard total <= Self.maximumBatchSize else {
+            throw StoreError(.limitExceeded, "The operation has \(total) items; one operation takes at most \(Self.maximumBatchSize). Split it into batches.")
+        }
+        let allIDs = records.map(\.recordID) + recordIDs
+        if Set(allIDs).count != allIDs.count {
+            throw StoreError(.invalidArguments, "The same record appears more than once in one operation; send each record once.")
+        }
+        let atomic = atomically ?? (scope == .private && !allIDs.isEmpty && allIDs.allSatisfy { !$0.zoneID.isDefault })
+
+        var result = ModifyResult()
+        var sources: [String: URL] = [:]
+        var prepared: [Record] = []
+        var early: [RecordID: StoreError] = [:]
+        for record in records {
+            do {
+                prepared.append(try prepare(record, sources: &sources))
+            } catch let error as StoreError {
+                early[record.recordID] = error
+            }
+        }
+        for id in recordIDs {
+            do { try checkZone(id.zoneID) } catch let error as StoreError { early[id] = error }
+        }
+        if atomic, !early.isEmpty {
+            return Self.failedAtomically(records: records, deleting: recordIDs, errors: early)
+        }
+        for (id, error) in early {
+            if records.contains(where: { $0.recordID == id }) { result.saveResults[id] = .failure(error) } else { result.deleteResults[id] = .failure(error) }
+        }
+
+        let saving = Self.referencedFirst(prepared)
+        let savingIDs = Set(saving.map(\.recordID))
+        let deleting = recordIDs.filter { early[$0] == nil }
+        do {
+            return try storage.write { writer in
+                var outcome = result
+                var orphanedAssets: Set<String> = []
+                let now = Date()
+                for record in saving {
+                    do {
+                        let saved = try writer.savepoint {
+                            try saveOne(record, policy: savePolicy, batch: savingIDs, sources: sources, now: now, writer: writer, orphaned: &orphanedAssets)
+                        }
+                        outcome.saveResults[record.recordID] = .success(saved)
+                    } catch let error as StoreError {
+                        if atomic { throw AtomicFailure(recordID: record.recordID, error: error) }
+                        outcome.saveResults[record.recordID] = .failure(error)
+                    }
+                }
+                for id in deleting {
+                    do {
+                        let cascaded = try writer.savepoint {
+                            try deleteOne(id, now: now, writer: writer, orphaned: &orphanedAssets)
+                        }
+                        outcome.deleteResults[id] = .success(())
+                        outcome.cascadedDeletions += cascaded
+                    } catch let error as StoreError {
+                        if atomic { throw AtomicFailure(recordID: id, error: error) }
+                        outcome.deleteResults[id] = .failure(error)
+                    }
+                }
+                try assets.collect(orphanedAssets, using: writer)
+                try writer.pruneChanges(keeping: historyLimit)
+                return outcome
+            }
+        } catch let failure as AtomicFailure {
+            return Self.failedAtomically(records: records, deleting: recordIDs, errors: [failure.recordID: failure.error])
+        }
+    }
+
+    /// Thrown inside the transaction to roll an atomic batch back.
+    private struct AtomicFailure: Error {
+        var recordID: RecordID
+        var error: StoreError
+    }
+
+    private static func failedAtomically(records: [Record], deleting ids: [RecordID], errors: [RecordID: StoreError]) -> ModifyResult {
+        var result = ModifyResult()
+        func outcome(_ id: RecordID) -> StoreError {
+            errors[id] ?? StoreError(.batchRequestFailed, "\(id) was not saved because another item of the same atomic batch failed.")
+        }
+        for record in records { result.saveResults[record.recordID] = .failure(outcome(record.recordID)) }
+        for id in ids { result.deleteResults[id] = .failure(outcome(id)) }
+        return result
+    }
+
+    /// Orders saves so that records referenced by others in the batch come first.
+    private static func referencedFirst(_ records: [Record]) -> [Record] {
+        let targets = Set(records.flatMap { $0.references.map(\.recordID) })
+        return records.filter { targets.contains($0.recordID) } + records.filter { !targets.contains($0.recordID) }
+    }
+
+    func checkZone(_ zone: ZoneID) throws {
+        if scope == .public, !zone.isDefault {
+            throw StoreError(.zoneNotFound, "The public database has only the default zone, not '\(zone.zoneName)'; custom zones exist in private databases.")
+        }
+    }
+
+    /// Checks what can be checked before taking the lock, and copies assets in.
+    private func prepare(_ record: Record, sources: inout [String: URL]) throws -> Record {
+        try Identifier.checkRecordType(record.recordType)
+        try checkZone(record.recordID.zoneID)
+        if record.recordID.recordName.isEmpty || record.recordID.recordName.utf8.count > 255 {
+            throw StoreError(.invalidArguments, "A record name must have 1 to 255 bytes.")
+        }
+        for key in record.fields.keys {
+            try Identifier.checkFieldKey(key)
+            if Self.systemFieldKeys.contains(key) {
+                throw StoreError(.invalidArguments, "'\(key)' is a system field; choose another key for \(record.recordType).")
+            }
+        }
+        for reference in record.references where reference.recordID.zoneID.zoneName != record.recordID.zoneID.zoneName {
+            throw StoreError(.invalidArguments, "\(record.recordID) refers to \(reference.recordID) in zone '\(reference.recordID.zoneID.zoneName)'; a reference must stay within its record's zone.")
+        }
+        try checkSize(record)
+        guard !record.assets.isEmpty else { return record }
+        var fields = record.fields
+        for (key, value) in record.fields {
+            switch value {
+            case .asset(let asset):
+                fields[key] = .asset(try ingest(asset, sources: &sources))
+            case .list(let items) where items.contains(where: { $0.assetValue != nil }):
+                fields[key] = .list(try items.map { item in
+                    guard let asset = item.assetValue else { return item }
+                    return .asset(try ingest(asset, sources: &sources))
+                })
+            default:
+                break
+            }
+        }
+        var copy = record
+        copy.replaceFields(fields)
+        return copy
+    }
+
+    private func ingest(_ asset: Asset, sources: inout [String: URL]) throws -> Asset {
+        if let hash = asset.contentHash, asset.fileURL == assets.url(for: hash) {
+            return asset
+        }
+        let stored = try assets.ingest(asset)
+        if let hash = stored.contentHash { sources[hash] = asset.fileURL }
+        return stored
+    }
+
+    private func checkSize(_ record: Record) throws {
+        let size = record.storageSize
+        if size > Record.maximumSize {
+            throw StoreError(.limitExceeded, "\(record.recordID) is \(size) bytes; a record holds at most \(Record.maximumSize) bytes, not counting assets. Move large data into an asset.")
+        }
+    }
+
+    private func saveOne(
+        _ record: Record, policy: SavePolicy, batch: Set<RecordID>, sources: [String: URL],
+        now: Date, writer: any StorageWriter, orphaned: inout Set<String>
+    ) throws -> Record {
+        let id = record.recordID
+        guard try writer.zoneExists(id.zoneID.zoneName) else {
+            throw StoreError(.zoneNotFound, "The zone '\(id.zoneID.zoneName)' does not exist; create it before saving records into it.")
+        }
+        let existing = try writer.record(id, keys: nil)
+        var fields = record.fields
+        if let existing {
+            if scope == .public, existing.creatorUserRecordID != user.recordID {
+                throw StoreError(.permissionFailure, "\(id) was created by \(existing.creatorUserRecordID?.recordName ?? "someone else"); only its creator may change it.")
+            }
+            if existing.recordType != record.recordType {
+                throw StoreError(.invalidArguments, "\(id) is a \(existing.recordType), not a \(record.recordType); a record cannot change its type.")
+            }
+            switch policy {
+            case .ifServerRecordUnchanged:
+                guard record.recordChangeTag == existing.recordChangeTag else {
+                    var error = StoreError(.serverRecordChanged, "\(id) was changed by someone else since this copy was fetched; merge with the server record and save again.")
+                    error.clientRecord = record
+                    error.serverRecord = existing
+                    error.ancestorRecord = record.ancestor
+                    throw error
+                }
+                fields = merged(record, over: existing.fields, keys: record.isPartial ? nil : Set(record.fields.keys).union(record.changedKeys), replaceAll: !record.isPartial)
+            case .changedKeys:
+                fields = merged(record, over: existing.fields, keys: record.changedKeys, replaceAll: false)
+            case .allKeys:
+                fields = merged(record, over: existing.fields, keys: nil, replaceAll: !record.isPartial)
+            }
+        } else if policy == .ifServerRecordUnchanged, record.recordChangeTag != nil {
+            throw StoreError(.unknownItem, "\(id) was deleted since this copy was fetched.")
+        }
+
+        var stored = record
+        stored.replaceFields(fields)
+        try checkSize(stored)
+        for reference in stored.references where !batch.contains(reference.recordID) {
+            guard try writer.exists(reference.recordID) else {
+                throw StoreError(.referenceViolation, "\(id) refers to \(reference.recordID), which does not exist.")
+            }
+        }
+        stored.creationDate = existing?.creationDate ?? now
+        stored.creatorUserRecordID = existing?.creatorUserRecordID ?? user.recordID
+        stored.modificationDate = now
+        stored.lastModifiedUserRecordID = user.recordID
+        stored.recordChangeTag = Self.newChangeTag()
+        stored.loadedKeys = nil
+        try writer.upsert(stored)
+        try writer.appendChange(id, type: stored.recordType, kind: existing == nil ? .created : .updated, previousFields: existing?.fields, date: now)
+        for asset in stored.assets {
+            guard let hash = asset.contentHash else { continue }
+            try assets.place(hash: hash, from: sources[hash] ?? asset.fileURL)
+        }
+        if let existing {
+            orphaned.formUnion(Set(existing.assets.compactMap(\.contentHash)).subtracting(stored.assets.compactMap(\.contentHash)))
+        }
+        stored.markSaved()
+        return stored
+    }
+
+    /// The fields to store: `record`'s values for `keys` (all of its keys when nil) over `stored`.
+    private func merged(_ record: Record, over stored: [String: FieldValue], keys: Set<String>?, replaceAll: Bool) -> [String: FieldValue] {
+        if replaceAll { return record.fields }
+        var fields = stored
+        for key in keys ?? Set(record.fields.keys).union(record.changedKeys) {
+            fields[key] = record.fields[key]
+        }
+        return fields
+    }
+
+    /// Deletes a record and, recursively, the records that hold `deleteSelf` references to it.
+    private func deleteOne(_ id: RecordID, now: Date, writer: any StorageWriter, orphaned: inout Set<String>) throws -> [RecordID] {
+        guard let root = try writer.record(id, keys: nil) else {
+            throw StoreError(.unknownItem, "There is no record \(id) to delete.")
+        }
+        if scope == .public, root.creatorUserRecordID != user.recordID {
+            throw StoreError(.permissionFailure, "\(id) was created by \(root.creatorUserRecordID?.recordName ?? "someone else"); only its creator may delete it.")
+        }
+        var doomed = [id]
+        var seen: Set<RecordID> = [id]
+        var index = 0
+        while index < doomed.count {
+            for child in try writer.cascadingChildren(of: doomed[index]) where seen.insert(child).inserted {
+                doomed.append(child)
+            }
+            index += 1
+        }
+        for target in doomed {
+            guard let removed = try writer.remove(target) else { continue }
+            try writer.appendChange(target, type: removed.recordType, kind: .deleted, previousFields: removed.fields, date: now)
+            orphaned.formUnion(removed.assets.compactMap(\.contentHash))
+        }
+        return Array(doomed.dropFirst())
+    }
+
+    static func newChangeTag() -> String {
+        String(UInt64.random(in: 1...UInt64.max), radix: 36)
+    }
+}

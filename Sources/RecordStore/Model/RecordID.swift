@@ -1,0 +1,72 @@
+import Foundation
+
+/// Identifies a zone: its name plus the user who owns it.
+///
+/// The public database has only the default zone. Custom zones live in a
+/// private database, where the owner is always the current user.
+public struct ZoneID: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The zone's name, unique within its database.
+    public var zoneName: String
+    /// The record name of the zone's owner; `defaultOwnerName` stands for "the current user".
+    public var ownerName: String
+
+    /// The name that CloudKit gives the default zone.
+    public static let defaultZoneName = "_defaultZone"
+    /// The placeholder owner that means "whoever is signed in".
+    public static let defaultOwnerName = "__defaultOwner__"
+    /// The default zone, which every database has.
+    public static let `default` = ZoneID(zoneName: defaultZoneName)
+
+    /// Creates a zone ID; the owner defaults to the current user.
+    public init(zoneName: String, ownerName: String = ZoneID.defaultOwnerName) {
+        self.zoneName = zoneName
+        self.ownerName = ownerName
+    }
+
+    /// Whether this is the default zone.
+    public var isDefault: Bool { zoneName == ZoneID.defaultZoneName }
+
+    public var description: String { zoneName }
+}
+
+/// Identifies a record: a zone plus a name that is unique within that zone.
+public struct RecordID: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The record's name within its zone.
+    public var recordName: String
+    /// The zone the record lives in.
+    public var zoneID: ZoneID
+
+    /// Creates a record ID. Without a name, the name is a random UUID, as in CloudKit.
+    public init(recordName: String = UUID().uuidString, zoneID: ZoneID = .default) {
+        self.recordName = recordName
+        self.zoneID = zoneID
+    }
+
+    public var description: String {
+        zoneID.isDefault ? recordName : "\(zoneID.zoneName)/\(recordName)"
+    }
+}
+
+/// Checks names that end up as SQL identifiers or JSON paths: record types and field keys.
+///
+/// Values never appear in SQL text; these names do (in index definitions), so
+/// they are held to a strict alphabet: a letter, then letters, digits or `_`.
+enum Identifier {
+    static func isValid(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.utf8.count <= 255 else { return false }
+        guard first.isASCII, first.properties.isAlphabetic else { return false }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+
+    static func checkRecordType(_ type: String) throws {
+        guard isValid(type) else {
+            throw StoreError(.invalidArguments, "Record type '\(type)' is not valid: use a letter followed by letters, digits or '_' (at most 255).")
+        }
+    }
+
+    static func checkFieldKey(_ key: String) throws {
+        guard isValid(key) else {
+            throw StoreError(.invalidArguments, "Field key '\(key)' is not valid: use a letter followed by letters, digits or '_' (at most 255).")
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+
+/// Turns a record's fields into the JSON text stored in the `record.fields` column, and back.
+///
+/// Each field is an object `{"t": type, "v": value, ...}`. `v` is the plain
+/// value that SQL compares and indexes: text for strings, a number for
+/// Int64, Double and Date (seconds since 1970), the record name for a
+/// reference, the content hash for an asset, `[lat, lon]` for a location,
+/// and an array of those for a list (`"t":"L"`, element type in `"e"`).
+enum FieldCoding {
+    static func encode(_ fields: [String: FieldValue]) throws -> String {
+        var out = "{"
+        var first = true
+        for key in fields.keys.sorted() {
+            guard let value = fields[key] else { continue }
+            try Identifier.checkFieldKey(key)
+            if !first { out += "," }
+            first = false
+            out += quoted(key)
+            out += ":"
+            try encode(value, key: key, into: &out)
+        }
+        out += "}"
+        return out
+    }
+
+    private static func encode(_ value: FieldValue, key: String, into out: inout String) throws {
+        switch value {
+        case .list(let items):
+            let tags = try items.map { try scalarTag($0, key: key) }
+            guard Set(tags).count <= 1 else {
+                throw StoreError(.invalidArguments, "Field '\(key)' is a list that mixes types; all elements of a list must have one type.")
+            }
+            out += "{\"t\":\"L\",\"e\":\"\(tags.first ?? "")\",\"v\":["
+            out += try items.map { try scalarValue($0, key: key) }.joined(separator: ",")
+            out += "]"
+            let extras = try items.map { try scalarExtra($0) }
+            if extras.contains(where: { $0 != nil }) {
+                out += ",\"x\":[" + extras.map { $0 ?? "null" }.joined(separator: ",") + "]"
+            }
+            out += "}"
+        default:
+            out += "{\"t\":\"\(try scalarTag(value, key: key))\",\"v\":\(try scalarValue(value, key: key))"
+            if let extra = try scalarExtra(value) { out += ",\"x\":\(extra)" }
+            out += "}"
+        }
+    }
+
+    private static func scalarTag(_ value: FieldValue, key: String) throws -> String {
+        switch value {
+        case .string: "s"
+        case .int64: "i"
+        case .double: "d"
+        case .bytes: "b"
+        case .date: "t"
+        case .location: "l"
+        case .reference: "r"
+        case .asset: "a"
+        case .list: throw StoreError(.invalidArguments, "Field '\(key)' holds a list inside a list; lists cannot be nested.")
+        }
+    }
+
+    private static func scalarValue(_ value: FieldValue, key: String) throws -> String {
+        switch value {
+        case .string(let s): return quoted(s)
+        case .int64(let i): return String(i)
+        case .double(let d): return try number(d, key: key)
+        case .bytes(let d): return quoted(d.base64EncodedString())
+        case .date(let d): return try number(d.timeIntervalSince1970, key: key)
+        case .location(let l): return "[\(try number(l.latitude, key: key)),\(try number(l.longitude, key: key))]"
+        case .reference(let r): return quoted(r.recordID.recordName)
+        case .asset(let a):
+            guard let hash = a.contentHash else {
+                throw StoreError(.internalError, "Asset in field '\(key)' was not stored before encoding.")
+            }
+            return quoted(hash)
+        case .list: throw StoreError(.invalidArguments, "Field '\(key)' holds a list inside a list; lists cannot be nested.")
+        }
+    }
+
+    /// What a value needs beyond `v`: a reference's action, an asset's size, a location's altitude and accuracy.
+    private static func scalarExtra(_ value: FieldValue) throws -> String? {
+        switch value {
+        case .reference(let r): return r.action == .deleteSelf ? "1" : "0"
+        case .asset(let a): return String(a.size ?? 0)
+        case .location(let l):
+            guard l.altitude != nil || l.horizontalAccuracy != nil else { return nil }
+            let alt = try l.altitude.map { try number($0, key: "altitude") } ?? "null"
+            let acc = try l.horizontalAccuracy.map { try number($0, key: "horizontalAccuracy") } ?? "null"
+            return "[\(alt),\(acc)]"
+        default: return nil
+        }
+    }
+
+    private static func number(_ d: Double, key: String) throws -> String {
+        guard d.isFinite else {
+            throw StoreError(.invalidArguments, "Field '\(key)' holds \(d); only finite numbers can be stored.")
+        }
+        return "\(d)"
+    }
+
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        out.reserveCapacity(s.utf8.count + 2)
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+        return out
+    }
+
+    // MARK: Decoding
+
+    /// Decodes stored fields; `zone` is the record's zone, which its references share.
+    static func decode(_ json: String, zone: ZoneID, assetsDirectory: URL, keys: Set<String>? = nil) throws -> [String: FieldValue] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+            throw StoreError(.badDatabase, "A stored record's fields are not valid JSON; the database may be damaged.")
+        }
+        var fields: [String: FieldValue] = [:]
+        for (key, raw) in object {
+            if let keys, !keys.contains(key) { continue }
+            guard let field = raw as? [String: Any], let tag = field["t"] as? String else {
+                throw StoreError(.badDatabase, "Stored field '\(key)' has no type; the database may be damaged.")
+            }
+            let ctx = Context(key: key, zone: zone, assets: assetsDirectory)
+            if tag == "L" {
+                let element = field["e"] as? String ?? ""
+                let values = field["v"] as? [Any] ?? []
+                let extras = field["x"] as? [Any]
+                fields[key] = .list(try values.enumerated().map { index, v in
+                    try ctx.scalar(tag: element, value: v, extra: extras.flatMap { index < $0.count ? $0[index] : nil })
+                })
+            } else {
+                fields[key] = try ctx.scalar(tag: tag, value: field["v"] as Any, extra: field["x"])
+            }
+        }
+        return fields
+    }
+
+    private struct Context {
+        let key: String
+        let zone: ZoneID
+        let assets: URL
+
+        func scalar(tag: String, value: Any, extra: Any?) throws -> FieldValue {
+            switch tag {
+            case "s":
+                if let s = value as? String { return .string(s) }
+            case "i":
+                if let n = value as? NSNumber { return .int64(n.int64Value) }
+            case "d":
+                if let n = value as? NSNumber { return .double(n.doubleValue) }
+            case "b":
+                if let s = value as? String, let d = Data(base64Encoded: s) { return .bytes(d) }
+            case "t":
+                if let n = value as? NSNumber { return .date(Date(timeIntervalSince1970: n.doubleValue)) }
+            case "l":
+                if let pair = value as? [NSNumber], pair.count == 2 {
+                    let more = extra as? [Any]
+                    return .location(Location(
+                        latitude: pair[0].doubleValue, longitude: pair[1].doubleValue,
+                        altitude: (more?.first as? NSNumber)?.doubleValue,
+                        horizontalAccuracy: (more?.last as? NSNumber)?.doubleValue))
+                }
+            case "r":
+                if let name = value as? String {
+                    let action: Reference.Action = (extra as? NSNumber)?.intValue == 1 ? .deleteSelf : .none
+                    return .reference(Reference(recordID: RecordID(recordName: name, zoneID: zone), action: action))
+                }
+            case "a":
+                if let hash = value as? String {
+                    return .asset(Asset(fileURL: assets.appendingPathComponent(hash), contentHash: hash, size: (extra as? NSNumber)?.int64Value ?? 0))
+                }
+            default:
+                break
+            }
+            throw StoreError(.badDatabase, "Stored field '\(key)' has a value that does not fit its type '\(tag)'; the database may be damaged.")
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// The one seam between RecordStore's logic and the engine that holds the data.
+///
+/// Records, the change feed, zones and locks go through this protocol, so
+/// that nothing above it knows whether SQLite (local or network mode) or,
+/// later, a database server keeps the data.
+protocol RecordStorage: Sendable {
+    /// A stable identity of this database, which change tokens carry.
+    var databaseID: String { get }
+
+    /// Runs `body` on a consistent snapshot.
+    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
+
+    /// Runs `body` in one transaction that holds the database's write lock.
+    ///
+    /// A `body` that throws rolls everything back. The storage retries busy
+    /// locks itself; `SQLITE_BUSY` never reaches the caller.
+    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+}
+
+/// One change-log entry.
+struct ChangeRow: Sendable {
+    enum Kind: Int, Sendable {
+        case created = 0
+        case updated = 1
+        case deleted = 2
+    }
+
+    var sequence: Int64
+    var recordID: RecordID
+    var recordType: String
+    var kind: Kind
+    /// The fields before an update or delete, so that subscriptions can tell what stopped matching.
+    var previousFields: [String: FieldValue]?
+    var date: Date
+}
+
+/// Reads that any storage engine answers.
+protocol StorageReader {
+    func record(_ id: RecordID, keys: Set<String>?) throws -> Record?
+    func exists(_ id: RecordID) throws -> Bool
+    func recordIDs(inZone name: String) throws -> [RecordID]
+    func zoneNames() throws -> [String]
+    func zoneExists(_ name: String) throws -> Bool
+    /// Change-log entries after `sequence`, oldest first, optionally for one zone.
+    func changes(after sequence: Int64, zone: String?, limit: Int) throws -> [ChangeRow]
+    /// The newest sequence number in the change log, 0 when empty.
+    func latestSequence() throws -> Int64
+    /// Entries up to and including this sequence were pruned; older tokens are expired.
+    func prunedThrough() throws -> Int64
+}
+
+/// Writes, made inside `RecordStorage.write`.
+protocol StorageWriter: StorageReader {
+    /// Inserts the record or replaces the stored one, with its system fields as given.
+    func upsert(_ record: Record) throws
+    /// Removes a record; returns it as it was, or `nil` if there was none.
+    func remove(_ id: RecordID) throws -> Record?
+    /// The records that hold a `deleteSelf` reference to `id`.
+    func cascadingChildren(of id: RecordID) throws -> [RecordID]
+    /// Whether any record still uses the asset with this content hash.
+    func isAssetInUse(_ hash: String) throws -> Bool
+    func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws
+    /// Drops change-log entries so that at most `keep` remain.
+    func pruneChanges(keeping keep: Int) throws
+    func createZone(_ name: String, date: Date) throws
+    /// Removes an empty zone's entry; its records must be removed first.
+    func removeZone(_ name: String) throws
+    /// Runs `body` so that, if it throws, only its own writes are undone.
+    func savepoint<T>(_ body: () throws -> T) throws -> T
+}

@@ -1,0 +1,186 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// How a database file is opened: kept open in WAL mode on a local
+/// filesystem, or reopened for every transaction on a network filesystem.
+protocol SQLiteConnections: Sendable {
+    func read<T>(_ body: (GRDB.Database) throws -> T) throws -> T
+    func write<T>(_ body: (GRDB.Database) throws -> T) throws -> T
+}
+
+/// Settings shared by both ways of opening.
+struct SQLiteSettings: Sendable {
+    var path: String
+    /// How long one attempt waits on a lock before the storage retries.
+    var busyTimeout: TimeInterval = 5
+    /// How long the storage keeps retrying a busy database before `zoneBusy`.
+    var busyDeadline: TimeInterval = 120
+
+    /// An SQLite URI for the file; `mode=rw` so a vanished file is never silently recreated.
+    func uri(vfs: String?) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let escaped = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+        var query = ["mode=rw"]
+        if let vfs { query.append("vfs=\(vfs)") }
+        return "file:\(escaped)?" + query.joined(separator: "&")
+    }
+
+    /// Runs `attempt` again while the database is busy, until the deadline.
+    func retryingBusy<T>(beforeRetry: () -> Void = {}, _ attempt: () throws -> T) throws -> T {
+        let start = Date()
+        var pause: UInt32 = 1_000
+        while true {
+            do {
+                return try attempt()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                if Date().timeIntervalSince(start) > busyDeadline {
+                    throw StoreError.from(error, path: path)
+                }
+                beforeRetry()
+                usleep(pause + UInt32.random(in: 0...pause))
+                pause = min(pause * 2, 100_000)
+            }
+        }
+    }
+}
+
+/// Local mode: one WAL pool for the life of the process.
+///
+/// Before each transaction it checks that the path still names the file the
+/// pool has open. A file that was moved away or unmounted gives
+/// `serviceUnavailable`, and the pool is reopened once the file is back.
+final class LocalConnections: SQLiteConnections {
+    private let settings: SQLiteSettings
+    private let state: Mutex<(pool: DatabasePool, inode: FileIdentity)?>
+
+    init(settings: SQLiteSettings) throws {
+        self.settings = settings
+        let pool = try Self.open(settings)
+        try Schema.prepare(pool, path: settings.path)
+        self.state = Mutex((pool, try FileIdentity.of(settings.path)))
+    }
+
+    private static func open(_ settings: SQLiteSettings) throws -> DatabasePool {
+        var config = Configuration()
+        config.busyMode = .timeout(settings.busyTimeout)
+        config.journalMode = .wal
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            return try settings.retryingBusy {
+                try DatabasePool(path: settings.uri(vfs: nil), configuration: config)
+            }
+        } catch {
+            throw StoreError.from(error, path: settings.path)
+        }
+    }
+
+    private func currentPool() throws -> DatabasePool {
+        let identity = try? FileIdentity.of(settings.path)
+        return try state.withLock { state in
+            if let state = state, state.inode == identity { return state.pool }
+            guard let identity else {
+                state = nil
+                throw StoreError(.serviceUnavailable, "\(settings.path) is not there; the container may be unmounted or moved. Changes wait until it is back.")
+            }
+            let pool = try Self.open(settings)
+            try Schema.prepare(pool, path: settings.path)
+            state = (pool, identity)
+            return pool
+        }
+    }
+
+    func read<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
+        do {
+            let pool = try currentPool()
+            return try settings.retryingBusy { try pool.read(body) }
+        } catch {
+            throw StoreError.from(error, path: settings.path)
+        }
+    }
+
+    func write<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
+        do {
+            let pool = try currentPool()
+            return try settings.retryingBusy { try pool.write(body) }
+        } catch {
+            throw StoreError.from(error, path: settings.path)
+        }
+    }
+}
+
+/// Network mode: rollback journal, `unix-dotfile` locking, and a fresh
+/// connection for every transaction, so that nothing is read from a stale cache.
+final class NetworkConnections: SQLiteConnections {
+    private let settings: SQLiteSettings
+    /// A lock directory older than this is taken to be left by a killed process.
+    let staleLockAge: TimeInterval
+
+    init(settings: SQLiteSettings, staleLockAge: TimeInterval = 10) throws {
+        self.settings = settings
+        self.staleLockAge = staleLockAge
+        try settings.retryingBusy(beforeRetry: breakStaleLock) {
+            let queue = try open()
+            defer { try? queue.close() }
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+            }
+            try Schema.prepare(queue, path: settings.path)
+        }
+    }
+
+    private func open() throws -> DatabaseQueue {
+        var config = Configuration()
+        config.busyMode = .timeout(settings.busyTimeout)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        return try DatabaseQueue(path: settings.uri(vfs: "unix-dotfile"), configuration: config)
+    }
+
+    /// Removes the dotfile lock that a process killed inside a transaction left behind.
+    private func breakStaleLock() {
+        let lock = settings.path + ".lock"
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: lock),
+              let modified = attributes[.modificationDate] as? Date,
+              Date().timeIntervalSince(modified) > staleLockAge else { return }
+        rmdir(lock)
+    }
+
+    private func withQueue<T>(_ body: (DatabaseQueue) throws -> T) throws -> T {
+        do {
+            return try settings.retryingBusy(beforeRetry: breakStaleLock) {
+                let queue = try open()
+                defer { try? queue.close() }
+                return try body(queue)
+            }
+        } catch {
+            throw StoreError.from(error, path: settings.path)
+        }
+    }
+
+    func read<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
+        try withQueue { try $0.read(body) }
+    }
+
+    func write<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
+        try withQueue { try $0.write(body) }
+    }
+}
+
+/// A file's device and inode: what tells "the same file" from "a file at the same path".
+struct FileIdentity: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+
+    static func of(_ path: String) throws -> FileIdentity {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw StoreError(.serviceUnavailable, "\(path) is not there (\(String(cString: strerror(errno)))).")
+        }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+}

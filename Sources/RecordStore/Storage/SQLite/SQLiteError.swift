@@ -1,0 +1,32 @@
+import Foundation
+import GRDB
+
+extension StoreError {
+    /// Translates an SQLite error into a code and message a person can act on.
+    static func from(_ error: any Error, path: String) -> StoreError {
+        if let store = error as? StoreError { return store }
+        guard let db = error as? DatabaseError else {
+            return StoreError(.internalError, "\(path): \(error)")
+        }
+        switch db.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return StoreError(.zoneBusy, "\(path) stayed locked by another process past the timeout; try again.")
+        case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+            return StoreError(.badDatabase, "\(path) is not a usable SQLite database (\(db.message ?? "damaged")); it was left untouched. Restore it from a backup or point the container elsewhere.")
+        case .SQLITE_READONLY:
+            return StoreError(.serviceUnavailable, "\(path) is read-only right now; changes wait until it is writable again.")
+        case .SQLITE_CANTOPEN:
+            return StoreError(.serviceUnavailable, "\(path) cannot be opened; is the container there, and mounted?")
+        case .SQLITE_IOERR:
+            return StoreError(.serviceUnavailable, "I/O error on \(path) (\(db.extendedResultCode)); the filesystem may be unavailable.")
+        case .SQLITE_FULL:
+            return StoreError(.quotaExceeded, "The disk holding \(path) is full.")
+        case .SQLITE_TOOBIG:
+            return StoreError(.limitExceeded, "A value is too large for SQLite.")
+        case .SQLITE_PERM, .SQLITE_AUTH:
+            return StoreError(.permissionFailure, "Not allowed to use \(path): \(db.message ?? "permission denied").")
+        default:
+            return StoreError(.internalError, "SQLite error on \(path): \(db.message ?? "\(db.resultCode)")")
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import GRDB
+
+/// `RecordStorage` on one SQLite file.
+final class SQLiteStorage: RecordStorage {
+    let databaseID: String
+    let connections: any SQLiteConnections
+    let assetsDirectory: URL
+
+    /// Opens the database at `path`, which must exist (it may be empty), in the given mode.
+    init(path: String, assetsDirectory: URL, mode: JournalMode) throws {
+        let settings = SQLiteSettings(path: path)
+        switch mode {
+        case .local: connections = try LocalConnections(settings: settings)
+        case .network: connections = try NetworkConnections(settings: settings)
+        }
+        self.assetsDirectory = assetsDirectory
+        databaseID = try connections.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM fatchat_meta WHERE key = 'database_id'") ?? ""
+        }
+    }
+
+    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
+        try connections.read { db in try body(SQLiteAccess(db: db, assets: assetsDirectory)) }
+    }
+
+    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
+        try connections.write { db in try body(SQLiteAccess(db: db, assets: assetsDirectory)) }
+    }
+}
+
+/// Reads and writes on one open connection, inside a transaction the connections opened.
+struct SQLiteAccess: StorageWriter {
+    let db: GRDB.Database
+    let assets: URL
+
+    // MARK: Reading
+
+    func record(_ id: RecordID, keys: Set<String>?) throws -> Record? {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT type, fields, created, modified, creator, modifier, tag FROM record WHERE zone = ? AND name = ?
+            """, arguments: [id.zoneID.zoneName, id.recordName]) else { return nil }
+        return try Self.decodeRecord(row, id: id, assets: assets, keys: keys)
+    }
+
+    /// Builds a record from a row with columns type, fields, created, modified, creator, modifier, tag.
+    static func decodeRecord(_ row: Row, id: RecordID, assets: URL, keys: Set<String>?) throws -> Record {
+        let fields = try FieldCoding.decode(row["fields"], zone: id.zoneID, assetsDirectory: assets, keys: keys)
+        var record = Record(stored: row["type"], recordID: id, fields: fields)
+        record.creationDate = Date(timeIntervalSince1970: row["created"])
+        record.modificationDate = Date(timeIntervalSince1970: row["modified"])
+        record.creatorUserRecordID = RecordID(recordName: row["creator"])
+        record.lastModifiedUserRecordID = RecordID(recordName: row["modifier"])
+        record.recordChangeTag = row["tag"]
+        record.loadedKeys = keys
+        return record
+    }
+
+    func exists(_ id: RecordID) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE zone = ? AND name = ?)",
+                          arguments: [id.zoneID.zoneName, id.recordName]) ?? false
+    }
+
+    func recordIDs(inZone name: String) throws -> [RecordID] {
+        try String.fetchAll(db, sql: "SELECT name FROM record WHERE zone = ?", arguments: [name])
+            .map { RecordID(recordName: $0, zoneID: ZoneID(zoneName: name)) }
+    }
+
+    func zoneNames() throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT name FROM zone ORDER BY created, name")
+    }
+
+    func zoneExists(_ name: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE name = ?)", arguments: [name]) ?? false
+    }
+
+    func changes(after sequence: Int64, zone: String?, limit: Int) throws -> [ChangeRow] {
+        let rows: [Row]
+        if let zone {
+            rows = try Row.fetchAll(db, sql: """
+                SELECT seq, zone, name, type, kind, previous, at FROM change WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?
+                """, arguments: [zone, sequence, limit])
+        } else {
+            rows = try Row.fetchAll(db, sql: """
+                SELECT seq, zone, name, type, kind, previous, at FROM change WHERE seq > ? ORDER BY seq LIMIT ?
+                """, arguments: [sequence, limit])
+        }
+        return try rows.map { row in
+            let id = RecordID(recordName: row["name"], zoneID: ZoneID(zoneName: row["zone"]))
+            let previous: String? = row["previous"]
+            return ChangeRow(
+                sequence: row["seq"], recordID: id, recordType: row["type"],
+                kind: ChangeRow.Kind(rawValue: row["kind"]) ?? .updated,
+                previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
+                date: Date(timeIntervalSince1970: row["at"]))
+        }
+    }
+
+    func latestSequence() throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM change ORDER BY seq DESC LIMIT 1") ?? prunedThrough()
+    }
+
+    func prunedThrough() throws -> Int64 {
+        Int64(try String.fetchOne(db, sql: "SELECT value FROM fatchat_meta WHERE key = 'pruned_through'") ?? "0") ?? 0
+    }
+
+    // MARK: Writing
+
+    func upsert(_ record: Record) throws {
+        let id = record.recordID
+        let fields = try FieldCoding.encode(record.fields)
+        let rowID = try Int64.fetchOne(db, sql: """
+            INSERT INTO record (zone, name, type, fields, created, modified, creator, modifier, tag)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (zone, name) DO UPDATE SET
+                type = excluded.type, fields = excluded.fields, modified = excluded.modified,
+                modifier = excluded.modifier, tag = excluded.tag
+            RETURNING id
+            """, arguments: [
+                id.zoneID.zoneName, id.recordName, record.recordType, fields,
+                (record.creationDate ?? Date()).timeIntervalSince1970,
+                (record.modificationDate ?? Date()).timeIntervalSince1970,
+                record.creatorUserRecordID?.recordName ?? "", record.lastModifiedUserRecordID?.recordName ?? "",
+                record.recordChangeTag ?? "",
+            ])
+        guard let rowID else { throw StoreError(.internalError, "Saving \(id) returned no row.") }
+        try db.execute(sql: "DELETE FROM reference WHERE holder = ?", arguments: [rowID])
+        struct Link: Hashable { var target: String; var cascade: Bool }
+        for link in Set(record.references.map { Link(target: $0.recordID.recordName, cascade: $0.action == .deleteSelf) }) {
+            try db.execute(sql: "INSERT INTO reference (holder, zone, target, cascade) VALUES (?, ?, ?, ?)",
+                           arguments: [rowID, id.zoneID.zoneName, link.target, link.cascade])
+        }
+        try db.execute(sql: "DELETE FROM asset_use WHERE record = ?", arguments: [rowID])
+        for hash in Set(record.assets.compactMap(\.contentHash)) {
+            try db.execute(sql: "INSERT INTO asset_use (hash, record) VALUES (?, ?)", arguments: [hash, rowID])
+        }
+    }
+
+    func remove(_ id: RecordID) throws -> Record? {
+        guard let existing = try record(id, keys: nil) else { return nil }
+        try db.execute(sql: "DELETE FROM record WHERE zone = ? AND name = ?", arguments: [id.zoneID.zoneName, id.recordName])
+        return existing
+    }
+
+    func cascadingChildren(of id: RecordID) throws -> [RecordID] {
+        try String.fetchAll(db, sql: """
+            SELECT DISTINCT record.name FROM reference JOIN record ON record.id = reference.holder
+            WHERE reference.zone = ? AND reference.target = ? AND reference.cascade = 1
+            """, arguments: [id.zoneID.zoneName, id.recordName])
+            .map { RecordID(recordName: $0, zoneID: id.zoneID) }
+    }
+
+    func isAssetInUse(_ hash: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM asset_use WHERE hash = ?)", arguments: [hash]) ?? false
+    }
+
+    func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
+        try db.execute(sql: "INSERT INTO change (zone, name, type, kind, previous, at) VALUES (?, ?, ?, ?, ?, ?)",
+                       arguments: [id.zoneID.zoneName, id.recordName, type, kind.rawValue,
+                                   try previousFields.map(FieldCoding.encode), date.timeIntervalSince1970])
+    }
+
+    func pruneChanges(keeping keep: Int) throws {
+        let latest = try latestSequence()
+        let cutoff = latest - Int64(keep)
+        guard cutoff > (try prunedThrough()) else { return }
+        try db.execute(sql: "DELETE FROM change WHERE seq <= ?", arguments: [cutoff])
+        try db.execute(sql: "UPDATE fatchat_meta SET value = ? WHERE key = 'pruned_through'", arguments: [String(cutoff)])
+    }
+
+    func createZone(_ name: String, date: Date) throws {
+        try db.execute(sql: "INSERT INTO zone (name, created) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                       arguments: [name, date.timeIntervalSince1970])
+    }
+
+    func removeZone(_ name: String) throws {
+        try db.execute(sql: "DELETE FROM zone WHERE name = ?", arguments: [name])
+    }
+
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        var result: Result<T, any Error> = .failure(StoreError(.internalError, "savepoint did not run"))
+        try db.inSavepoint {
+            do {
+                result = .success(try body())
+                return .commit
+            } catch {
+                result = .failure(error)
+                return .rollback
+            }
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+
+/// The tables of a RecordStore database, as GRDB migrations.
+///
+/// A build knows the migrations up to its own format. A file migrated by a
+/// newer build holds identifiers this one does not know, and is refused with
+/// `incompatibleVersion` rather than touched.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-records") { db in
+            try db.execute(sql: """
+                CREATE TABLE fatchat_meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                CREATE TABLE zone (name TEXT PRIMARY KEY NOT NULL, created REAL NOT NULL);
+                CREATE TABLE record (
+                    id INTEGER PRIMARY KEY,
+                    zone TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    fields TEXT NOT NULL,
+                    created REAL NOT NULL,
+                    modified REAL NOT NULL,
+                    creator TEXT NOT NULL,
+                    modifier TEXT NOT NULL,
+                    tag TEXT NOT NULL,
+                    UNIQUE (zone, name)
+                );
+                CREATE INDEX record_by_type_created ON record (type, created);
+                CREATE INDEX record_by_type_modified ON record (type, modified);
+                CREATE TABLE reference (
+                    holder INTEGER NOT NULL REFERENCES record (id) ON DELETE CASCADE,
+                    zone TEXT NOT NULL,
+                    target TEXT NOT NULL,
+                    cascade INTEGER NOT NULL
+                );
+                CREATE INDEX reference_by_target ON reference (zone, target);
+                CREATE INDEX reference_by_holder ON reference (holder);
+                CREATE TABLE asset_use (
+                    hash TEXT NOT NULL,
+                    record INTEGER NOT NULL REFERENCES record (id) ON DELETE CASCADE,
+                    PRIMARY KEY (hash, record)
+                ) WITHOUT ROWID;
+                CREATE INDEX asset_use_by_record ON asset_use (record);
+                CREATE TABLE change (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    zone TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    kind INTEGER NOT NULL,
+                    previous TEXT,
+                    at REAL NOT NULL
+                );
+                CREATE INDEX change_by_zone ON change (zone, seq);
+                """)
+            try db.execute(sql: "INSERT INTO zone (name, created) VALUES (?, ?)",
+                           arguments: [ZoneID.defaultZoneName, Date().timeIntervalSince1970])
+            try db.execute(sql: "INSERT INTO fatchat_meta (key, value) VALUES ('database_id', ?), ('pruned_through', '0')",
+                           arguments: [UUID().uuidString])
+        }
+        return migrator
+    }
+
+    /// Refuses files that are not ours or are newer than this build, then brings ours up to date.
+    static func prepare(_ writer: any DatabaseWriter, path: String) throws {
+        let migrator = self.migrator
+        let state = try writer.read { db -> (foreign: Bool, superseded: Bool, complete: Bool) in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            let ours = tables.contains("fatchat_meta")
+            let foreign = !tables.isEmpty && !ours && !tables.allSatisfy { $0 == "grdb_migrations" }
+            guard !foreign, try db.tableExists("grdb_migrations") else { return (foreign, false, false) }
+            return (false, try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db))
+        }
+        if state.foreign {
+            throw StoreError(.badDatabase, "\(path) is an SQLite database, but not a Fatchat one; it was left untouched. Point the container somewhere else.")
+        }
+        if state.superseded {
+            throw StoreError(.incompatibleVersion, "\(path) was written by a newer version of Fatchat; upgrade this build to open it. The file was left untouched.")
+        }
+        if state.complete { return }
+        // Several processes may open a new file at once. Each migration runs in
+        // its own IMMEDIATE transaction, so a loser fails cleanly: check again.
+        for attempt in 0..<20 {
+            do {
+                try migrator.migrate(writer)
+                return
+            } catch {
+                let done = (try? writer.read { try migrator.hasCompletedMigrations($0) }) ?? false
+                if done { return }
+                if attempt == 19 { throw error }
+                usleep(50_000)
+            }
+        }
+    }
+}
