@@ -75,7 +75,7 @@ final class LocalConnections: SQLiteConnections {
                 try DatabasePool(path: settings.path, configuration: config)
             }
         } catch {
-            throw StoreError.from(error, path: settings.path)
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 
@@ -99,7 +99,7 @@ final class LocalConnections: SQLiteConnections {
             let pool = try currentPool()
             return try settings.retryingBusy { try pool.read(body) }
         } catch {
-            throw StoreError.from(error, path: settings.path)
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 
@@ -108,7 +108,7 @@ final class LocalConnections: SQLiteConnections {
             let pool = try currentPool()
             return try settings.retryingBusy { try pool.write(body) }
         } catch {
-            throw StoreError.from(error, path: settings.path)
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 }
@@ -159,7 +159,7 @@ final class NetworkConnections: SQLiteConnections {
                 return try body(queue)
             }
         } catch {
-            throw StoreError.from(error, path: settings.path)
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 
