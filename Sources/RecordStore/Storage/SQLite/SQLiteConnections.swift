@@ -56,7 +56,11 @@ final class LocalConnections: SQLiteConnections {
     init(settings: SQLiteSettings) throws {
         self.settings = settings
         let pool = try Self.open(settings)
-        try Schema.prepare(pool, path: settings.path)
+        do {
+            try Schema.prepare(pool, path: settings.path)
+        } catch {
+            throw StoreError.translating(error, path: settings.path)
+        }
         self.state = Mutex((pool, try FileIdentity.of(settings.path)))
     }
 
@@ -123,13 +127,17 @@ final class NetworkConnections: SQLiteConnections {
     init(settings: SQLiteSettings, staleLockAge: TimeInterval = 10) throws {
         self.settings = settings
         self.staleLockAge = staleLockAge
-        try settings.retryingBusy(beforeRetry: breakStaleLock) {
-            let queue = try open()
-            defer { try? queue.close() }
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+        do {
+            try settings.retryingBusy(beforeRetry: breakStaleLock) {
+                let queue = try open()
+                defer { try? queue.close() }
+                try queue.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA journal_mode = DELETE")
+                }
+                try Schema.prepare(queue, path: settings.path)
             }
-            try Schema.prepare(queue, path: settings.path)
+        } catch {
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 
