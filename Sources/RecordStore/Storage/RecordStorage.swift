@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The one seam between RecordStore's logic and the engine that holds the data.
 ///
@@ -17,6 +18,9 @@ protocol RecordStorage: Sendable {
     /// A `body` that throws rolls everything back. The storage retries busy
     /// locks itself; `SQLITE_BUSY` never reaches the caller.
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+
+    /// A cheap way to learn that another process committed.
+    func makeChangeSignal() throws -> any StorageChangeSignal
 }
 
 /// One change-log entry.
@@ -69,4 +73,31 @@ protocol StorageWriter: StorageReader {
     func removeZone(_ name: String) throws
     /// Runs `body` so that, if it throws, only its own writes are undone.
     func savepoint<T>(_ body: () throws -> T) throws -> T
+}
+
+/// Tells cheaply whether another connection committed since the last call.
+protocol StorageChangeSignal: Sendable {
+    /// `true` if the database may have changed since the previous call (or this is the first call).
+    func hasChanged() throws -> Bool
+}
+
+extension RecordStorage {
+    /// A change signal that reads the newest change-log sequence: correct on any engine, one read per call.
+    func makeSequenceSignal() -> any StorageChangeSignal { SequenceChangeSignal(storage: self) }
+}
+
+/// Compares the newest change-log sequence with the one seen last time.
+final class SequenceChangeSignal: StorageChangeSignal {
+    private let storage: any RecordStorage
+    private let last = Mutex<Int64?>(nil)
+
+    init(storage: any RecordStorage) { self.storage = storage }
+
+    func hasChanged() throws -> Bool {
+        let latest = try storage.read { try $0.latestSequence() }
+        return last.withLock { previous in
+            defer { previous = latest }
+            return previous != latest
+        }
+    }
 }

@@ -51,6 +51,7 @@ struct SQLiteSettings: Sendable {
 /// `serviceUnavailable`, and the pool is reopened once the file is back.
 final class LocalConnections: SQLiteConnections {
     private let settings: SQLiteSettings
+    var path: String { settings.path }
     private let state: Mutex<(pool: DatabasePool, inode: FileIdentity)?>
 
     init(settings: SQLiteSettings) throws {
