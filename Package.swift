@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "RecordStore", targets: ["RecordStore"]),
+        .library(name: "SyncEngine", targets: ["SyncEngine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -17,6 +18,7 @@ let package = Package(
             name: "RecordStore",
             dependencies: ["CStatfs", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .target(name: "SyncEngine", dependencies: ["RecordStore"]),
         .executableTarget(
             name: "StoreWorker",
             dependencies: [
@@ -27,6 +29,10 @@ let package = Package(
         .testTarget(
             name: "RecordStoreTests",
             dependencies: ["RecordStore", "StoreWorker"]
+        ),
+        .testTarget(
+            name: "SyncEngineTests",
+            dependencies: ["SyncEngine", "RecordStore"]
         ),
     ],
     swiftLanguageModes: [.v6]
