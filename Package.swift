@@ -30,9 +30,16 @@ let package = Package(
             name: "RecordStoreTests",
             dependencies: ["RecordStore", "StoreWorker"]
         ),
+        .executableTarget(
+            name: "SyncWorker",
+            dependencies: [
+                "SyncEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(
             name: "SyncEngineTests",
-            dependencies: ["SyncEngine", "RecordStore"]
+            dependencies: ["SyncEngine", "RecordStore", "SyncWorker"]
         ),
     ],
     swiftLanguageModes: [.v6]

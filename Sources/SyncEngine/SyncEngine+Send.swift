@@ -7,7 +7,6 @@ extension SyncEngine {
     /// Puts changes in the durable outbox and wakes the sender. Returns once they are on disk.
     public func send(saving records: [Record] = [], deleting ids: [RecordID] = []) throws {
         try outbox.enqueue(saving: records, deleting: ids)
-        reportStatus(online: nil, reason: nil)
         sendWake.wake()
     }
 
