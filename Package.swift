@@ -19,6 +19,12 @@ let package = Package(
             dependencies: ["CStatfs", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "SyncEngine", dependencies: ["RecordStore"]),
+        .target(
+            name: "FatchatResources",
+            path: "Resources",
+            resources: [.copy("help.txt"), .copy("alerts.en.json")]
+        ),
+        .target(name: "FatchatCore", dependencies: ["SyncEngine", "RecordStore", "FatchatResources"]),
         .executableTarget(
             name: "StoreWorker",
             dependencies: [
