@@ -137,7 +137,7 @@ private let invalidCases: [(String, [any PredicateArgument], Int)] = [
 @Test(arguments: validCases.indices)
 func validPredicateParsesAndEvaluates(index: Int) throws {
     let (format, arguments, expected) = validCases[index]
-    let predicate = try Predicate(format: format, argumentArray: arguments)
+    let predicate = try QueryPredicate(format: format, argumentArray: arguments)
     #expect(predicate.evaluate(with: sample) == expected, "\(format)")
 }
 
@@ -145,7 +145,7 @@ func validPredicateParsesAndEvaluates(index: Int) throws {
 func invalidPredicateNamesPosition(index: Int) {
     let (format, arguments, position) = invalidCases[index]
     do {
-        _ = try Predicate(format: format, argumentArray: arguments)
+        _ = try QueryPredicate(format: format, argumentArray: arguments)
         Issue.record("'\(format)' parsed, but should have failed")
     } catch let error as StoreError {
         #expect(error.code == .invalidArguments, "\(format)")
@@ -165,7 +165,7 @@ func invalidPredicateNamesPosition(index: Int) {
 
 @Test func deeplyNestedPredicateIsRefusedNotCrashing() {
     let format = String(repeating: "(", count: 5_000) + "count == 1" + String(repeating: ")", count: 5_000)
-    #expect(throws: StoreError.self) { try Predicate(format: format) }
+    #expect(throws: StoreError.self) { try QueryPredicate(format: format) }
     let nots = String(repeating: "NOT ", count: 5_000) + "count == 1"
-    #expect(throws: StoreError.self) { try Predicate(format: nots) }
+    #expect(throws: StoreError.self) { try QueryPredicate(format: nots) }
 }

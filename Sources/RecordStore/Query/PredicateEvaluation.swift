@@ -152,7 +152,7 @@ extension SortableValue {
     var isText: Bool { if case .text = self { true } else { false } }
 }
 
-extension Predicate {
+extension QueryPredicate {
     /// Whether `record` matches, evaluated in memory; token search covers `searchableKeys`, or every string field when `nil`.
     public func evaluate(with record: Record, searchableKeys: Set<String>? = nil) -> Bool {
         PredicateEvaluation(searchableKeys: searchableKeys).matches(root, record)

@@ -3,12 +3,12 @@ import Foundation
 /// What to look for, as CloudKit's `CKQuery`: a record type, a predicate and an order.
 public struct Query: Hashable, Sendable {
     public var recordType: String
-    public var predicate: Predicate
+    public var predicate: QueryPredicate
     /// Applied in order; ties are broken by the order records were first saved.
-    public var sortDescriptors: [SortDescriptor]
+    public var sortDescriptors: [QuerySortDescriptor]
 
     /// A query for records of `recordType` matching `predicate`, sorted by `sortDescriptors`.
-    public init(recordType: String, predicate: Predicate = .all, sortDescriptors: [SortDescriptor] = []) {
+    public init(recordType: String, predicate: QueryPredicate = .all, sortDescriptors: [QuerySortDescriptor] = []) {
         self.recordType = recordType
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
@@ -16,7 +16,7 @@ public struct Query: Hashable, Sendable {
 }
 
 /// One key of a query's order: a field, a system field, or the distance from a location.
-public struct SortDescriptor: Hashable, Sendable {
+public struct QuerySortDescriptor: Hashable, Sendable {
     enum Key: Hashable, Sendable {
         case value(PredicateKey)
         case distance(field: String, from: Location)
@@ -45,7 +45,7 @@ public struct SortDescriptor: Hashable, Sendable {
     }
 
     /// Newest first by creation date, the order a chat shows history in.
-    public static let newestFirst = SortDescriptor(key: .value(.creationDate), ascending: false)
+    public static let newestFirst = QuerySortDescriptor(key: .value(.creationDate), ascending: false)
 
     init(key: Key, ascending: Bool) {
         self.key = key

@@ -180,7 +180,7 @@ struct QuerySQL {
         "fatchat_distance(json_extract(fields, '$.\(key).v[0]'), json_extract(fields, '$.\(key).v[1]'), \(bind(location.latitude)), \(bind(location.longitude)))"
     }
 
-    mutating func sortExpression(_ key: SortDescriptor.Key) -> String {
+    mutating func sortExpression(_ key: QuerySortDescriptor.Key) -> String {
         switch key {
         case .value(let key): FieldSQL.expression(key)
         case .distance(let field, let location): "(CASE WHEN \(FieldSQL.tag(field)) = 'l' THEN \(distance(field, location)) END)"
@@ -191,7 +191,7 @@ struct QuerySQL {
     ///
     /// The first key also gets a plain range bound when that is exact, so an
     /// index seeks straight to the position instead of skipping rows before it.
-    private mutating func after(_ position: QueryPosition, sorts: [SortDescriptor]) -> String {
+    private mutating func after(_ position: QueryPosition, sorts: [QuerySortDescriptor]) -> String {
         let idAscending = sorts.last?.ascending ?? true
         var range = ""
         if let first = sorts.first, let v = position.sortValues.first, v != .null {
@@ -204,7 +204,7 @@ struct QuerySQL {
         return "(" + range + after(position, sorts: sorts, from: 0, idAscending: idAscending) + ")"
     }
 
-    private mutating func after(_ position: QueryPosition, sorts: [SortDescriptor], from i: Int, idAscending: Bool) -> String {
+    private mutating func after(_ position: QueryPosition, sorts: [QuerySortDescriptor], from i: Int, idAscending: Bool) -> String {
         guard i < sorts.count, i < position.sortValues.count else {
             return "id " + (idAscending ? ">" : "<") + " " + bind(position.order)
         }

@@ -5,7 +5,7 @@ import Foundation
 /// A predicate is parsed once, when it is made, so a malformed format fails
 /// early with `invalidArguments` naming the character where it went wrong.
 /// It keeps its format and arguments, which is how subscriptions store it.
-public struct Predicate: Hashable, Sendable, CustomStringConvertible {
+public struct QueryPredicate: Hashable, Sendable, CustomStringConvertible {
     /// The format it was parsed from.
     public let format: String
     /// The values that filled its `%@` and `%K` placeholders, in order.
@@ -34,13 +34,13 @@ public struct Predicate: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The predicate every record matches.
-    public static let all = Predicate(format: "TRUEPREDICATE", arguments: [], root: .constant(true))
+    public static let all = QueryPredicate(format: "TRUEPREDICATE", arguments: [], root: .constant(true))
     /// The predicate no record matches.
-    public static let none = Predicate(format: "FALSEPREDICATE", arguments: [], root: .constant(false))
+    public static let none = QueryPredicate(format: "FALSEPREDICATE", arguments: [], root: .constant(false))
 
     public var description: String { format }
 
-    public static func == (a: Predicate, b: Predicate) -> Bool { a.root == b.root }
+    public static func == (a: QueryPredicate, b: QueryPredicate) -> Bool { a.root == b.root }
     public func hash(into hasher: inout Hasher) { hasher.combine(root) }
 }
 
