@@ -3,16 +3,13 @@ import Foundation
 
 /// A container in a fresh temporary directory, removed when the value is released.
 final class TemporaryContainer {
-    let directory: URL
+    let directory: TemporaryDirectory
     let container: Container
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("fatchat-query-\(UUID().uuidString)", isDirectory: true)
-        container = try Container(url: directory.appendingPathComponent("container"),
-                                  options: Container.Options(mode: .local, privateDataDirectory: directory.appendingPathComponent("private")))
+        directory = try TemporaryDirectory()
+        container = try directory.container(mode: .local)
     }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
 }
 
 /// A deterministic random generator (SplitMix64), so a failing property test can be rerun.

@@ -41,7 +41,7 @@ struct PredicateLexer {
     }
 
     static func error(at position: Int, _ what: String) -> StoreError {
-        StoreError(.invalidArguments, "QueryPredicate error at character \(position): \(what).")
+        StoreError(.invalidArguments, "Predicate error at character \(position): \(what).")
     }
 
     mutating func tokens() throws -> [PredicateToken] {

@@ -209,13 +209,15 @@ struct QuerySQL {
             return "id " + (idAscending ? ">" : "<") + " " + bind(position.order)
         }
         let v = position.sortValues[i]
-        let e = sortExpression(sorts[i].key)
+        // Each spelling of a sort expression binds its own parameters (a distance has two), so build them in text order.
         let beyond: String
         switch (sorts[i].ascending, v) {
-        case (true, .null): beyond = "\(e) IS NOT NULL"
-        case (true, _): beyond = "\(e) > \(bindSortable(v))"
+        case (true, .null): beyond = "\(sortExpression(sorts[i].key)) IS NOT NULL"
+        case (true, _): beyond = sortExpression(sorts[i].key) + " > " + bindSortable(v)
         case (false, .null): beyond = "0"
-        case (false, _): beyond = "(\(e) < \(bindSortable(v)) OR \(e) IS NULL)"
+        case (false, _):
+            let less = sortExpression(sorts[i].key) + " < " + bindSortable(v)
+            beyond = "(\(less) OR \(sortExpression(sorts[i].key)) IS NULL)"
         }
         let e2 = sortExpression(sorts[i].key)
         let tie = "\(e2) IS \(bindSortable(v))"
