@@ -53,6 +53,12 @@ protocol StorageReader {
     func latestSequence() throws -> Int64
     /// Entries up to and including this sequence were pruned; older tokens are expired.
     func prunedThrough() throws -> Int64
+    /// One page of a query's matching records, in order, each with its position for a cursor.
+    func records(matching request: QueryRequest) throws -> [(record: Record, position: QueryPosition)]
+    /// The index marks of a record type's fields.
+    func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions]
+    /// The stored subscriptions of one owner, as the text the database layer saved.
+    func subscriptionBodies(owner: String) throws -> [String]
 }
 
 /// Writes, made inside `RecordStorage.write`.
@@ -73,6 +79,12 @@ protocol StorageWriter: StorageReader {
     func removeZone(_ name: String) throws
     /// Runs `body` so that, if it throws, only its own writes are undone.
     func savepoint<T>(_ body: () throws -> T) throws -> T
+    /// Marks a field of a record type (empty options remove the mark), and builds or drops its indexes.
+    func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws
+    /// Saves or replaces one owner's subscription.
+    func saveSubscription(id: String, owner: String, body: String) throws
+    /// Deletes one owner's subscription; returns whether there was one.
+    func deleteSubscription(id: String, owner: String) throws -> Bool
 }
 
 /// Tells cheaply whether another connection committed since the last call.

@@ -71,6 +71,7 @@ final class LocalConnections: SQLiteConnections {
         config.journalMode = .wal
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            SQLFunctions.register(db)
         }
         do {
             // GRDB opens the pool's readers read-only, which a `mode=rw` URI
@@ -147,6 +148,7 @@ final class NetworkConnections: SQLiteConnections {
         config.busyMode = .timeout(settings.busyTimeout)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            SQLFunctions.register(db)
         }
         return try DatabaseQueue(path: settings.uri(vfs: "unix-dotfile"), configuration: config)
     }

@@ -135,10 +135,12 @@ struct SQLiteAccess: StorageWriter {
         for hash in Set(record.assets.compactMap(\.contentHash)) {
             try db.execute(sql: "INSERT INTO asset_use (hash, record) VALUES (?, ?)", arguments: [hash, rowID])
         }
+        try indexSearchText(of: record, rowID: rowID)
     }
 
     func remove(_ id: RecordID) throws -> Record? {
         guard let existing = try record(id, keys: nil) else { return nil }
+        try removeSearchText(of: id)
         try db.execute(sql: "DELETE FROM record WHERE zone = ? AND name = ?", arguments: [id.zoneID.zoneName, id.recordName])
         return existing
     }
