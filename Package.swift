@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "RecordStore", targets: ["RecordStore"]),
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
+        .library(name: "FatchatCore", targets: ["FatchatCore"]),
+        .executable(name: "fatchat", targets: ["fatchat"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -25,6 +27,14 @@ let package = Package(
             resources: [.copy("help.txt"), .copy("alerts.en.json")]
         ),
         .target(name: "FatchatCore", dependencies: ["SyncEngine", "RecordStore", "FatchatResources"]),
+        .executableTarget(
+            name: "fatchat",
+            dependencies: [
+                "FatchatCore",
+                "SyncEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "StoreWorker",
             dependencies: [

@@ -20,7 +20,7 @@ extension SyncEngine {
     /// Waits for changes and fetches them, until the engine stops.
     func fetchLoop() {
         var signal: ChangeSignal?
-        var token = savedToken()
+        var token = configuration.resumeFromSavedToken ? savedToken() : nil
         var needsFetch = true
         while isRunning {
             do {

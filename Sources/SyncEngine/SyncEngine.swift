@@ -19,6 +19,8 @@ public final class SyncEngine: Sendable {
         public var useInotify = true
         /// Names this client's saved position, so that two clients of one user do not share it.
         public var clientName = "default"
+        /// Continue from the position this client saved last time; when false, start afresh.
+        public var resumeFromSavedToken = true
         /// With no saved token, start from the beginning of the kept history rather than from now.
         public var startFromBeginning = false
         /// The first retry delay after a transient failure; it doubles up to `maximumBackoff`.

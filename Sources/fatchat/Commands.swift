@@ -39,7 +39,7 @@ struct Post: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let client = try global.openClient()
+            let client = try global.openClient("post")
             let name = try ChannelName(channel)
             let words = text.first == "--" ? Array(text.dropFirst()) : text
             guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
@@ -67,7 +67,7 @@ struct Read: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let client = try global.openClient()
+            let client = try global.openClient("read", resume: false)
             let name = try ChannelName(channel)
             guard try client.channel(name) != nil else { throw CommandError("There is no channel #\(name.display).") }
             let formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
@@ -87,7 +87,7 @@ struct Channels: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let client = try global.openClient()
+            let client = try global.openClient("channels")
             let formatter = EventFormatter(json: json)
             for channel in try client.channels() {
                 if json {
@@ -108,7 +108,7 @@ struct Who: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let client = try global.openClient()
+            let client = try global.openClient("who")
             let formatter = EventFormatter(json: json)
             for member in try client.members(of: try ChannelName(channel)) {
                 print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.recordName]) : Sanitizer.inert(member.handle))
@@ -137,7 +137,7 @@ struct Bot: ParsableCommand {
             options.join = join
             options.json = json
             options.drainTimeout = drainTimeout
-            let outcome = try BotRunner(client: try global.openClient(), options: options).run()
+            let outcome = try BotRunner(client: try global.openClient("bot"), options: options).run()
             if case .unsent = outcome { throw ExitCode(3) }
         }
     }

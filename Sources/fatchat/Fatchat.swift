@@ -2,6 +2,7 @@ import ArgumentParser
 import FatchatCore
 import Foundation
 import RecordStore
+import SyncEngine
 
 /// `fatchat`: the command line. Each subcommand parses its arguments and calls FatchatCore.
 @main
@@ -47,8 +48,12 @@ struct GlobalOptions: ParsableArguments {
         return try Container(url: containerURL, options: options)
     }
 
-    func openClient() throws -> ChatClient {
-        try ChatClient(container: try openContainer(), handle: handle)
+    /// Opens the chat; `client` names where this command keeps its place in the change feed.
+    func openClient(_ client: String, resume: Bool = true) throws -> ChatClient {
+        var configuration = SyncEngine.Configuration()
+        configuration.clientName = client
+        configuration.resumeFromSavedToken = resume
+        return try ChatClient(container: try openContainer(), handle: handle, configuration: configuration)
     }
 }
 

@@ -178,7 +178,8 @@ public final class BotRunner {
         case .topic(let name, let topic):
             say(output.event("topic", ["channel": name.display, "topic": topic, "text": "#\(name.display): \(topic)"]))
         case .searchResults(_, let messages):
-            messages.forEach { say(output.message($0, type: "search_result")) }
+            if messages.isEmpty { say(output.event("search_result", ["text": "No message matches."])) }
+            messages.forEach { say((options.json ? "" : "search: ") + output.message($0, type: "search_result")) }
         case .help(let text):
             if options.json { say(output.event("help", ["text": text])) } else { say(text) }
         }

@@ -18,11 +18,10 @@ public struct EventFormatter: Sendable {
         isatty(fd) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
     }
 
-    private static let rfc3339: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
+    /// RFC 3339 with milliseconds, in UTC.
+    static func rfc3339(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
 
     /// `TIME #channel <handle> text`, or `{"type":"message",...}`.
     public func message(_ message: Message, type: String = "message") -> String {
@@ -30,7 +29,7 @@ public struct EventFormatter: Sendable {
             var object: [String: Any] = [
                 "type": type, "channel": message.channelName, "id": message.id.recordName,
                 "from": message.handle, "user": message.sender?.recordName ?? "", "text": message.text,
-                "at": Self.rfc3339.string(from: message.date),
+                "at": Self.rfc3339(message.date),
             ]
             if message.edited { object["edited"] = true }
             if let attachment = message.attachment {

@@ -75,46 +75,65 @@ extension ChatClient {
     }
 
     /// Finds a message by its short ID (4+ characters) or `last` (my newest), in one channel or everywhere.
+    ///
+    /// Messages still in the outbox count too, so that a message can be
+    /// edited or deleted before it was sent.
     public func resolveMessage(_ reference: String, in name: ChannelName?) throws -> Message {
+        try resolve(reference, in: name).message
+    }
+
+    /// The message and the record to change: the outbox copy while unsent, else the stored one.
+    private func resolve(_ reference: String, in name: ChannelName?) throws -> (message: Message, record: Record, pending: Bool) {
         let lowered = reference.lowercased()
-        if lowered == "last" {
+        let isLast = lowered == "last"
+        guard isLast || (lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit)) else {
+            throw CommandError("'\(reference)' is not a message reference. \(CommandGrammar.messageReferenceHelp)")
+        }
+        let pending = try engine.outboxEntries().reversed().compactMap { entry -> (Message, Record)? in
+            guard entry.state == .pending, let record = entry.record, var message = Message(record) else { return nil }
+            if let name, message.channel != name.recordID { return nil }
+            guard isLast || record.recordID.recordName.hasPrefix(lowered) else { return nil }
+            message.sender = user
+            return (message, record)
+        }
+        if let (message, record) = pending.first { return (message, record, true) }
+
+        let query: Query
+        if isLast {
             var predicate = "creatorUserRecordID == %@"
             var arguments: [any PredicateArgument] = [user]
             if let name {
                 predicate += " AND channel == %@"
                 arguments.append(name.recordID)
             }
-            let query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: predicate, argumentArray: arguments),
-                              sortDescriptors: [.newestFirst])
-            guard let message = try container.publicDatabase.records(matching: query, resultsLimit: 1).records.compactMap(Message.init).first else {
-                throw CommandError("You have not sent a message\(name.map { " in \($0)" } ?? "") yet.")
-            }
-            return message
+            query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: predicate, argumentArray: arguments),
+                          sortDescriptors: [.newestFirst])
+        } else {
+            query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: "recordID BEGINSWITH %@", lowered))
         }
-        guard lowered.count >= 4, lowered.allSatisfy(\.isHexDigit) else {
-            throw CommandError("'\(reference)' is not a message reference. \(CommandGrammar.messageReferenceHelp)")
+        let found = try container.publicDatabase.records(matching: query, resultsLimit: 2).records
+        guard let record = found.first, let message = Message(record) else {
+            throw CommandError(isLast ? "You have not sent a message\(name.map { " in \($0)" } ?? "") yet." : "No message has the ID \(reference).")
         }
-        let query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: "recordID BEGINSWITH %@", lowered))
-        let found = try container.publicDatabase.records(matching: query, resultsLimit: 2).records.compactMap(Message.init)
-        guard let message = found.first else { throw CommandError("No message has the ID \(reference).") }
-        guard found.count == 1 else { throw CommandError("Several messages start with \(reference); type more of the ID.") }
-        return message
+        guard isLast || found.count == 1 else { throw CommandError("Several messages start with \(reference); type more of the ID.") }
+        return (message, record, false)
     }
 
     /// Replaces the text of a message I sent; the change tag decides conflicts.
     public func edit(_ reference: String, text: String, in name: ChannelName?) throws {
         try checkText(text)
-        let message = try resolveMessage(reference, in: name)
+        var (message, record, pending) = try resolve(reference, in: name)
         guard message.sender == user else { throw CommandError("You can only edit your own messages.") }
-        var record = try container.publicDatabase.record(for: message.id)
         record["text"] = .string(text)
-        record["edited"] = 1
+        if !pending { record["edited"] = 1 }
+        message.text = text
         try engine.send(saving: [record])
     }
 
-    /// Deletes a message I sent.
+    /// Deletes a message I sent. An unsent one is replaced in the outbox by the delete,
+    /// which is harmless if the message went out meanwhile or never did.
     public func deleteMessage(_ reference: String, in name: ChannelName?) throws {
-        let message = try resolveMessage(reference, in: name)
+        let message = try resolve(reference, in: name).message
         guard message.sender == user else { throw CommandError("You can only delete your own messages.") }
         try engine.send(deleting: [message.id])
     }

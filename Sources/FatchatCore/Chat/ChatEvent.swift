@@ -29,7 +29,7 @@ public enum ChatEvent: Sendable {
 
 extension ChatEvent {
     /// The chat's reading of one sync event.
-    static func from(_ event: SyncEvent, outbox: [RecordID: String] = [:]) -> [ChatEvent] {
+    public static func from(_ event: SyncEvent, outbox: [RecordID: String] = [:]) -> [ChatEvent] {
         switch event {
         case .recordsChanged(let records):
             return records.compactMap { record in
@@ -60,9 +60,6 @@ extension ChatEvent {
             return [.status(status)]
         case .changeTokenExpired:
             return [.reload]
-        case .notification(let notification):
-            return [.notification(text: notification.alertText ?? "", channel: notification.desiredFields["channelName"]?.stringValue,
-                                  recordID: notification.recordID, badge: notification.shouldBadge)]
         }
     }
 }

@@ -59,6 +59,10 @@ protocol StorageReader {
     func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions]
     /// The stored subscriptions of one owner, as the text the database layer saved.
     func subscriptionBodies(owner: String) throws -> [String]
+    /// Each record type with its record count and the type of each field key seen.
+    func recordTypeSummary() throws -> [RecordTypeSummary]
+    /// Problems an integrity check found; empty when all is well.
+    func integrityProblems() throws -> [String]
 }
 
 /// Writes, made inside `RecordStorage.write`.
@@ -85,6 +89,8 @@ protocol StorageWriter: StorageReader {
     func saveSubscription(id: String, owner: String, body: String) throws
     /// Deletes one owner's subscription; returns whether there was one.
     func deleteSubscription(id: String, owner: String) throws -> Bool
+    /// Removes every record, change and subscription; returns the asset hashes that were in use.
+    func eraseAll() throws -> Set<String>
 }
 
 /// Tells cheaply whether another connection committed since the last call.
