@@ -54,6 +54,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "FatchatCoreTests",
+            dependencies: ["FatchatCore", "RecordStore", "SyncEngine", "fatchat"]
+        ),
+        .testTarget(
             name: "SyncEngineTests",
             dependencies: ["SyncEngine", "RecordStore", "SyncWorker"]
         ),
