@@ -222,6 +222,10 @@ extension RecordDatabase {
         stored.recordChangeTag = Self.newChangeTag()
         stored.loadedKeys = nil
         try writer.upsert(stored)
+        // Hand back the dates exactly as a later fetch will decode them.
+        let storedNow = Date(timeIntervalSince1970: now.timeIntervalSince1970)
+        stored.modificationDate = storedNow
+        stored.creationDate = existing?.creationDate ?? storedNow
         try writer.appendChange(id, type: stored.recordType, kind: existing == nil ? .created : .updated, previousFields: existing?.fields, date: now)
         for asset in stored.assets {
             guard let hash = asset.contentHash else { continue }

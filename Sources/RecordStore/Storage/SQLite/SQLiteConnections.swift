@@ -18,13 +18,11 @@ struct SQLiteSettings: Sendable {
     var busyDeadline: TimeInterval = 120
 
     /// An SQLite URI for the file; `mode=rw` so a vanished file is never silently recreated.
-    func uri(vfs: String?) -> String {
+    func uri(vfs: String) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
         let escaped = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
-        var query = ["mode=rw"]
-        if let vfs { query.append("vfs=\(vfs)") }
-        return "file:\(escaped)?" + query.joined(separator: "&")
+        return "file:\(escaped)?mode=rw&vfs=\(vfs)"
     }
 
     /// Runs `attempt` again while the database is busy, until the deadline.
@@ -70,11 +68,14 @@ final class LocalConnections: SQLiteConnections {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
+            // GRDB opens the pool's readers read-only, which a `mode=rw` URI
+            // would refuse; so the path is used as is, after checking it exists.
+            _ = try FileIdentity.of(settings.path)
             return try settings.retryingBusy {
-                try DatabasePool(path: settings.uri(vfs: nil), configuration: config)
+                try DatabasePool(path: settings.path, configuration: config)
             }
         } catch {
-            throw StoreError.from(error, path: settings.path)
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 
@@ -98,7 +99,7 @@ final class LocalConnections: SQLiteConnections {
             let pool = try currentPool()
             return try settings.retryingBusy { try pool.read(body) }
         } catch {
-            throw StoreError.from(error, path: settings.path)
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 
@@ -107,7 +108,7 @@ final class LocalConnections: SQLiteConnections {
             let pool = try currentPool()
             return try settings.retryingBusy { try pool.write(body) }
         } catch {
-            throw StoreError.from(error, path: settings.path)
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 }
@@ -158,7 +159,7 @@ final class NetworkConnections: SQLiteConnections {
                 return try body(queue)
             }
         } catch {
-            throw StoreError.from(error, path: settings.path)
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 

@@ -2,12 +2,14 @@ import Foundation
 import GRDB
 
 extension StoreError {
+    /// Translates SQLite's errors into `StoreError`s a person can act on; other errors pass through.
+    static func translating(_ error: any Error, path: String) -> any Error {
+        guard let db = error as? DatabaseError else { return error }
+        return from(db, path: path)
+    }
+
     /// Translates an SQLite error into a code and message a person can act on.
-    static func from(_ error: any Error, path: String) -> StoreError {
-        if let store = error as? StoreError { return store }
-        guard let db = error as? DatabaseError else {
-            return StoreError(.internalError, "\(path): \(error)")
-        }
+    static func from(_ db: DatabaseError, path: String) -> StoreError {
         switch db.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return StoreError(.zoneBusy, "\(path) stayed locked by another process past the timeout; try again.")

@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+@testable import RecordStore
+
+@Suite struct ModifyTests {
+    @Test func moreThan400ItemsIsLimitExceeded() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        let records = (0..<401).map { _ in Record(recordType: "Note") }
+        let error = #expect(throws: StoreError.self) { try db.modifyRecords(saving: records, deleting: []) }
+        #expect(error?.code == .limitExceeded)
+        #expect(try db.fetchChanges(since: nil).changedRecords.isEmpty)
+
+        let result = try db.modifyRecords(saving: Array(records.prefix(300)), deleting: (0..<100).map { _ in RecordID() })
+        #expect(result.saveResults.values.allSatisfy { (try? $0.get()) != nil })
+        #expect(result.deleteResults.values.allSatisfy { $0.failure?.code == .unknownItem })
+    }
+
+    @Test func eachItemHasAResultAndFailuresArePartial() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        let good = Record(recordType: "Note")
+        var dangling = Record(recordType: "Note")
+        dangling["parent"] = .reference(Reference(recordID: RecordID(recordName: "nobody")))
+        let missing = RecordID(recordName: "missing")
+
+        let result = try db.modifyRecords(saving: [good, dangling], deleting: [missing])
+        #expect((try? result.saveResults[good.recordID]?.get()) != nil)
+        #expect(result.saveResults[dangling.recordID]?.failure?.code == .referenceViolation)
+        #expect(result.deleteResults[missing]?.failure?.code == .unknownItem)
+        let partial = try #require(result.partialFailure)
+        #expect(partial.code == .partialFailure)
+        #expect(Set(partial.partialErrors.keys) == [dangling.recordID, missing])
+        #expect(throws: StoreError.self) { try result.check() }
+
+        // The good item was saved even though others failed: the default zone is not atomic.
+        #expect((try? db.record(for: good.recordID)) != nil)
+        #expect((try? db.record(for: dangling.recordID)) == nil)
+    }
+
+    @Test func ifServerRecordUnchangedDetectsConflictsWithAllThreeRecords() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        var original = Record(recordType: "Note")
+        original["text"] = "v1"
+        let saved = try db.save(original)
+
+        var mine = saved
+        mine["text"] = "mine"
+        var theirs = saved
+        theirs["text"] = "theirs"
+        try db.save(theirs)
+
+        let error = #expect(throws: StoreError.self) { try db.save(mine) }
+        #expect(error?.code == .serverRecordChanged)
+        #expect(error?.clientRecord?["text"] == "mine")
+        #expect(error?.serverRecord?["text"] == "theirs")
+        #expect(error?.ancestorRecord?["text"] == "v1")
+        #expect(try db.record(for: saved.recordID)["text"] == "theirs")
+
+        // Resolving on top of the server record succeeds.
+        var resolved = try #require(error?.serverRecord)
+        resolved["text"] = "merged"
+        #expect(try db.save(resolved)["text"] == "merged")
+    }
+
+    @Test func aNewRecordWithAnExistingIDConflicts() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        let id = RecordID(recordName: "fixed")
+        try db.save(Record(recordType: "Note", recordID: id))
+        let error = #expect(throws: StoreError.self) { try db.save(Record(recordType: "Note", recordID: id)) }
+        #expect(error?.code == .serverRecordChanged)
+        #expect(error?.ancestorRecord == nil)
+    }
+
+    @Test func savingAFetchedCopyOfADeletedRecordIsUnknownItem() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        var saved = try db.save(Record(recordType: "Note"))
+        try db.deleteRecord(withID: saved.recordID)
+        saved["text"] = "late edit"
+        #expect((#expect(throws: StoreError.self) { try db.save(saved) })?.code == .unknownItem)
+        #expect(throws: Never.self) { try db.save(saved, savePolicy: .allKeys) }
+    }
+
+    @Test func changedKeysWritesOnlyWhatThisCopyChanged() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        var record = Record(recordType: "Profile")
+        record["first"] = "Ada"
+        record["last"] = "Lovelace"
+        record["city"] = "London"
+        let saved = try db.save(record)
+
+        var a = saved
+        a["first"] = "Augusta"
+        a["city"] = nil
+        var b = saved
+        b["last"] = "King"
+        try db.save(b)
+        try db.save(a, savePolicy: .changedKeys)
+
+        let stored = try db.record(for: saved.recordID)
+        #expect(stored["first"] == "Augusta")
+        #expect(stored["last"] == "King")
+        #expect(stored["city"] == nil)
+    }
+
+    @Test func allKeysOverwritesRegardlessOfTag() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        var record = Record(recordType: "Profile")
+        record["first"] = "Ada"
+        record["last"] = "Lovelace"
+        let saved = try db.save(record)
+
+        var other = saved
+        other["first"] = "Grace"
+        try db.save(other)
+
+        var stale = saved
+        stale.replaceFields(["last": "Hopper"])
+        try db.save(stale, savePolicy: .allKeys)
+        let stored = try db.record(for: saved.recordID)
+        #expect(stored["first"] == nil)
+        #expect(stored["last"] == "Hopper")
+    }
+
+    @Test func theSameRecordTwiceInOneOperationIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        let record = Record(recordType: "Note")
+        let error = #expect(throws: StoreError.self) { try db.modifyRecords(saving: [record], deleting: [record.recordID]) }
+        #expect(error?.code == .invalidArguments)
+    }
+
+    @Test func aRecordCannotChangeItsType() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        let saved = try db.save(Record(recordType: "Note"))
+        var other = Record(recordType: "Other", recordID: saved.recordID)
+        other["x"] = 1
+        let error = #expect(throws: StoreError.self) { try db.save(other, savePolicy: .allKeys) }
+        #expect(error?.code == .invalidArguments)
+    }
+}
+
+@Suite struct ZoneTests {
+    @Test func thePublicDatabaseHasOnlyTheDefaultZone() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        #expect(try db.allZones() == [.default])
+        #expect((#expect(throws: StoreError.self) { try db.saveZone(ZoneID(zoneName: "Custom")) })?.code == .invalidArguments)
+        let inZone = Record(recordType: "Note", recordID: RecordID(zoneID: ZoneID(zoneName: "Custom")))
+        #expect((#expect(throws: StoreError.self) { try db.save(inZone) })?.code == .zoneNotFound)
+        #expect(try db.allZones() == [.default])
+    }
+
+    @Test func customZonesLiveInThePrivateDatabase() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().privateDatabase
+        let zone = ZoneID(zoneName: "Drafts")
+        try db.saveZone(zone)
+        #expect(try db.allZones() == [.default, zone])
+        let record = try db.save(Record(recordType: "Draft", recordID: RecordID(zoneID: zone)))
+        #expect(try db.record(for: record.recordID).recordID.zoneID == zone)
+
+        let nowhere = Record(recordType: "Draft", recordID: RecordID(zoneID: ZoneID(zoneName: "Nowhere")))
+        #expect((#expect(throws: StoreError.self) { try db.save(nowhere) })?.code == .zoneNotFound)
+
+        try db.deleteZone(zone)
+        #expect(try db.allZones() == [.default])
+        #expect((#expect(throws: StoreError.self) { try db.record(for: record.recordID) })?.code == .unknownItem)
+        let changes = try db.fetchChanges(since: nil)
+        #expect(changes.deletedRecords.map(\.recordID) == [record.recordID])
+    }
+
+    @Test func aBatchInACustomZoneIsAllOrNothing() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().privateDatabase
+        let zone = ZoneID(zoneName: "Atomic")
+        try db.saveZone(zone)
+        let good = Record(recordType: "Item", recordID: RecordID(zoneID: zone))
+        var bad = Record(recordType: "Item", recordID: RecordID(zoneID: zone))
+        bad["link"] = .reference(Reference(recordID: RecordID(recordName: "ghost", zoneID: zone)))
+        let alsoGood = Record(recordType: "Item", recordID: RecordID(zoneID: zone))
+
+        let result = try db.modifyRecords(saving: [good, bad, alsoGood], deleting: [])
+        #expect(result.saveResults[bad.recordID]?.failure?.code == .referenceViolation)
+        #expect(result.saveResults[good.recordID]?.failure?.code == .batchRequestFailed)
+        #expect(result.saveResults[alsoGood.recordID]?.failure?.code == .batchRequestFailed)
+        #expect((try? db.record(for: good.recordID)) == nil)
+        #expect(try db.fetchChanges(in: zone, since: nil).changes.isEmpty)
+
+        // A check that fails before the transaction also fails the whole batch.
+        var badKey = Record(recordType: "Item", recordID: RecordID(zoneID: zone))
+        badKey["no good"] = 1
+        let early = try db.modifyRecords(saving: [good, badKey], deleting: [])
+        #expect(early.saveResults[badKey.recordID]?.failure?.code == .invalidArguments)
+        #expect(early.saveResults[good.recordID]?.failure?.code == .batchRequestFailed)
+
+        let fine = try db.modifyRecords(saving: [good, alsoGood], deleting: [])
+        #expect(fine.partialFailure == nil)
+        #expect(try db.fetchChanges(in: zone, since: nil).changedRecords.count == 2)
+    }
+}
