@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import RecordStore
+
+/// Which container to open, and how.
+struct ContainerOptions: ParsableArguments {
+    @Option(name: .long, help: "The container directory.")
+    var container: String
+
+    @Option(name: .long, help: "local, network, or auto (detect from the filesystem).")
+    var mode: ModeChoice = .auto
+
+    @Option(name: .long, help: "Where private databases go (default: $XDG_DATA_HOME/fatchat).")
+    var privateDir: String?
+
+    @Option(name: .long, help: "public or private.")
+    var database: DatabaseChoice = .public
+
+    /// Opens the container and picks the database.
+    func open() throws -> (Container, RecordDatabase) {
+        var options = Container.Options(mode: mode.journalMode)
+        options.privateDataDirectory = privateDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let container = try Container(url: URL(fileURLWithPath: container, isDirectory: true), options: options)
+        switch database {
+        case .public: return (container, container.publicDatabase)
+        case .private: return (container, container.privateDatabase)
+        }
+    }
+}
+
+/// `--mode`: a journal mode, or detection.
+enum ModeChoice: String, ExpressibleByArgument, CaseIterable {
+    case local, network, auto
+
+    var journalMode: JournalMode? {
+        switch self {
+        case .local: .local
+        case .network: .network
+        case .auto: nil
+        }
+    }
+}
+
+/// `--database`.
+enum DatabaseChoice: String, ExpressibleByArgument, CaseIterable {
+    case `public`, `private`
+}

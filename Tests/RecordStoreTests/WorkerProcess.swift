@@ -1,0 +1,166 @@
+import Foundation
+import Synchronization
+
+/// A running `store-worker` (the `StoreWorker` product), its output collected as it arrives.
+///
+/// Standard output and standard error are drained by threads of their own, so
+/// a worker never blocks on a full pipe, and what a killed worker had written
+/// is still read after it died.
+final class WorkerProcess: Sendable {
+    /// Something about running a worker went wrong; the message says what.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let name: String
+    private let process: Process
+    private let output: PipeCollector
+    private let errors: PipeCollector
+
+    /// The worker binary, built next to the test bundle; `$STORE_WORKER` overrides.
+    static func executable() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["STORE_WORKER"] {
+            return URL(fileURLWithPath: path)
+        }
+        var directories: [URL] = []
+        if let first = CommandLine.arguments.first {
+            directories.append(URL(fileURLWithPath: first).deletingLastPathComponent())
+        }
+        directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        directories.append(Bundle.main.bundleURL)
+        let candidates = directories.map { $0.appendingPathComponent("StoreWorker") }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw Failure(description: "The StoreWorker binary is not next to the test bundle (looked at \(candidates.map(\.path).joined(separator: ", "))). Build it with `swift build`, or set STORE_WORKER to its path.")
+        }
+        return found
+    }
+
+    /// Starts the worker with `arguments`, directly, or through `launcher` (e.g. `runuser -u USER --`).
+    init(_ name: String, _ arguments: [String], launcher: [String] = [], environment: [String: String] = [:]) throws {
+        self.name = name
+        let worker = try Self.executable()
+        let process = Process()
+        if let first = launcher.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(launcher.dropFirst()) + [worker.path] + arguments
+        } else {
+            process.executableURL = worker
+            process.arguments = arguments
+        }
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        output = PipeCollector(out.fileHandleForReading)
+        errors = PipeCollector(err.fileHandleForReading)
+    }
+
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    /// The complete lines written to stdout so far.
+    var lines: [String] { output.lines }
+
+    /// Everything written to stderr so far.
+    var errorText: String { errors.text }
+
+    /// Waits until at least `count` lines arrived, the worker ended, or the timeout passed.
+    func waitForLines(_ count: Int, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if output.lineCount >= count { return true }
+            if !process.isRunning { return output.lineCount >= count }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    /// Sends a signal to the worker.
+    func signal(_ signal: Int32) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+    }
+
+    /// Waits for the worker to end and for its output to be read to the end.
+    ///
+    /// Past the timeout the worker is killed, and this throws.
+    @discardableResult
+    func finish(timeout: Duration) async throws -> Termination {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                throw Failure(description: "\(name) was still running after \(timeout) and was killed. stderr: \(errorText)")
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        // The pipes reach end-of-file once every holder of their write ends is gone.
+        while !(output.isFinished && errors.isFinished) {
+            if ContinuousClock.now >= deadline + .seconds(10) {
+                throw Failure(description: "\(name) ended, but its output pipes stayed open.")
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return Termination(status: process.terminationStatus,
+                           signaled: process.terminationReason == .uncaughtSignal)
+    }
+
+    /// Kills the worker if it still runs; for cleanup on a failed test.
+    func killIfRunning() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// How a worker ended.
+    struct Termination: Equatable, CustomStringConvertible {
+        var status: Int32
+        var signaled: Bool
+        var description: String { signaled ? "signal \(status)" : "exit \(status)" }
+        static let success = Termination(status: 0, signaled: false)
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own.
+private final class PipeCollector: Sendable {
+    private struct State {
+        var data = Data()
+        var finished = false
+    }
+    private let state = Mutex(State())
+
+    init(_ handle: FileHandle) {
+        let fd = handle.fileDescriptor
+        let thread = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                state.withLock { $0.data.append(contentsOf: buffer[0..<count]) }
+            }
+            try? handle.close()
+            state.withLock { $0.finished = true }
+        }
+        thread.start()
+    }
+
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    var text: String { state.withLock { String(decoding: $0.data, as: UTF8.self) } }
+
+    /// Complete lines only: a line counts once its newline arrived.
+    var lines: [String] {
+        let text = self.text
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        lines.removeLast()  // after the last newline: empty, or a line still being written
+        return lines
+    }
+
+    var lineCount: Int { state.withLock { $0.data.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 } } }
+}
