@@ -42,9 +42,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(name: "ProcessTestKit", path: "Tests/ProcessTestKit"),
         .testTarget(
             name: "RecordStoreTests",
-            dependencies: ["RecordStore", "StoreWorker"]
+            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit"]
         ),
         .executableTarget(
             name: "SyncWorker",
@@ -55,11 +56,11 @@ let package = Package(
         ),
         .testTarget(
             name: "FatchatCoreTests",
-            dependencies: ["FatchatCore", "RecordStore", "SyncEngine", "fatchat"]
+            dependencies: ["FatchatCore", "RecordStore", "SyncEngine", "fatchat", "ProcessTestKit"]
         ),
         .testTarget(
             name: "SyncEngineTests",
-            dependencies: ["SyncEngine", "RecordStore", "SyncWorker"]
+            dependencies: ["SyncEngine", "RecordStore", "SyncWorker", "ProcessTestKit"]
         ),
     ],
     swiftLanguageModes: [.v6]
