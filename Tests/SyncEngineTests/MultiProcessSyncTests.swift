@@ -23,7 +23,7 @@ import Testing
     func eightSendersAndEveryReceiverSeesEachMessageOnce(mode: JournalMode) async throws {
         let dir = try TemporaryDirectory()
         _ = try dir.container(mode: mode)
-        let senders = 8, perSender = mode == .local ? 500 : 100
+        let senders = 8, perSender = 500
         let total = senders * perSender
         let receivers = try (0..<2).map { try worker("receiver\($0)", dir, ["receive", "--expect", "\(total)", "--timeout", "300"], mode: mode) }
         let started = ContinuousClock.now
