@@ -28,6 +28,8 @@ public final class BotRunner {
     let session: ChatSession
     let options: Options
     let output: EventFormatter
+    /// The channels this bot joined in this run; it prints messages from these only, so that
+    /// two bots of one user piped together do not echo each other's channels forever.
     private var joined = Set<RecordID>()
 
     public init(client: ChatClient, options: Options) {
@@ -44,7 +46,6 @@ public final class BotRunner {
         for channel in options.join {
             handle(.join(channel: channel))
         }
-        joined = Set(try client.joinedChannels().map(\.recordID))
 
         var splitter = LineSplitter()
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -96,8 +97,11 @@ public final class BotRunner {
         do {
             let result = try session.run(command)
             show(result)
-            if case .switched = result { refreshJoined() }
-            if case .left = result { refreshJoined() }
+            switch result {
+            case .switched(let name, _): joined.insert(name.recordID)
+            case .left(let name, _): joined.remove(name.recordID)
+            default: break
+            }
         } catch let error as CommandError {
             report(error.message)
         } catch let error as StoreError {
@@ -105,10 +109,6 @@ public final class BotRunner {
         } catch {
             report("\(error)")
         }
-    }
-
-    private func refreshJoined() {
-        if let channels = try? session.client.joinedChannels() { joined = Set(channels.map(\.recordID)) }
     }
 
     private func finish(quitting: Bool) -> Outcome {

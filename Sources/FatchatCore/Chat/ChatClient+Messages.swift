@@ -13,15 +13,21 @@ extension ChatClient {
     /// The longest text a message may have; the record limit leaves room for the other fields.
     public static let maximumTextBytes = 64 * 1024
 
-    /// Queues a message to a channel, creating the channel if needed. Returns the queued record.
+    /// Queues a message to a channel, joining (and if needed creating) it first. Returns the queued record.
     @discardableResult
     public func post(_ text: String, to name: ChannelName) throws -> Record {
         try checkText(text)
-        let channel = try self.channel(name) ?? join(name).channel
+        let channel = try joinedChannel(name)
         let record = Message.record(text: text, handle: handle, in: channel.name)
         remember(record)
         try engine.send(saving: [record])
         return record
+    }
+
+    /// The channel, after joining it if this user is not a member yet.
+    private func joinedChannel(_ name: ChannelName) throws -> Channel {
+        if let channel = try self.channel(name), try isMember(of: channel) { return channel }
+        return try join(name).channel
     }
 
     func checkText(_ text: String) throws(CommandError) {
@@ -37,7 +43,7 @@ extension ChatClient {
         guard FileManager.default.isReadableFile(atPath: url.path) else {
             throw CommandError("Cannot read \(path); give the path of a readable file.")
         }
-        let channel = try self.channel(name) ?? join(name).channel
+        let channel = try joinedChannel(name)
         let record = Message.record(text: url.lastPathComponent, handle: handle, in: channel.name,
                                     attachment: Asset(fileURL: url), type: Self.mediaType(of: url))
         remember(record)

@@ -156,6 +156,13 @@ public final class ChatClient: Sendable {
         return (channel, created)
     }
 
+    /// Whether this user is a member of the channel (or has a join on its way).
+    func isMember(of channel: Channel) throws -> Bool {
+        let id = Member.recordID(channel: channel.name, user: user)
+        if try engine.state(of: id) == .pending { return true }
+        return (try? container.publicDatabase.record(for: id, desiredKeys: [])) != nil
+    }
+
     /// Leaves a channel: removes the membership and the subscription.
     public func leave(_ name: ChannelName) throws {
         let channel = try existingChannel(name)
