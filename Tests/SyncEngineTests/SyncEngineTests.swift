@@ -106,9 +106,15 @@ import Testing
         #expect(engine.waitUntilSent(timeout: 10))
         #expect(try engine.state(of: message.recordID) == .sent)
 
-        try engine.send(saving: [message])
-        try engine.discard(message.recordID)
+        var doomed = Record(recordType: "Message", recordID: RecordID(recordName: "doomed"))
+        doomed["channel"] = .reference(Reference(recordID: RecordID(recordName: "never-there"), action: .deleteSelf))
+        try engine.send(saving: [doomed])
+        #expect(collector.collect(timeout: 10) { events in
+            events.contains { if case .sendFailed(let id, _) = $0 { id == doomed.recordID } else { false } }
+        })
+        try engine.discard(doomed.recordID)
         #expect(try engine.outboxEntries().isEmpty)
+        #expect((try? container.publicDatabase.record(for: doomed.recordID)) == nil)
     }
 
     @Test func aResendOfSomethingAlreadyCommittedCountsAsSentOnce() throws {
