@@ -142,3 +142,47 @@ struct Bot: ParsableCommand {
         }
     }
 }
+
+struct Profile: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Set your public profile, and whether others may find you by handle or e-mail.",
+        discussion: "Nobody can look you up unless you pass --discoverable. Empty values clear a field.")
+    @OptionGroup var global: GlobalOptions
+    @Option var firstName: String?
+    @Option var lastName: String?
+    @Option var email: String?
+    @Flag(inversion: .prefixedNo, help: "Let others find you with `fatchat whois`.") var discoverable: Bool?
+
+    func run() throws {
+        try reportingErrors {
+            let client = try global.openClient("profile")
+            try client.setProfile(firstName: firstName, lastName: lastName, email: email, discoverable: discoverable)
+            client.engine.start()
+            defer { client.engine.stop() }
+            guard client.engine.waitUntilSent(timeout: 10) else { throw ExitCode(3) }
+        }
+    }
+}
+
+struct Whois: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Find people who opted in to discovery, by handle or e-mail.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "A handle, or an e-mail address.") var who: String
+    @Flag(help: "One JSON object per line.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let found = try global.openClient("whois").lookUp(who)
+            if found.isEmpty {
+                FileHandle.standardError.write(Data("fatchat: nobody discoverable matches \(who).\n".utf8))
+                throw ExitCode.failure
+            }
+            let formatter = EventFormatter(json: json)
+            for person in found {
+                let name = [person.firstName, person.lastName].compactMap { $0 }.joined(separator: " ")
+                print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.recordName, "name": name])
+                           : Sanitizer.inert("\(person.handle)\(name.isEmpty ? "" : " (\(name))") \(person.user.recordName)"))
+            }
+        }
+    }
+}

@@ -15,7 +15,7 @@ struct Fatchat: ParsableCommand {
             Exit codes: 0 success; 1 an error (the message says what); 3 the bot ended with \
             messages still queued; 64 bad command-line usage.
             """,
-        subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Admin.self],
+        subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Profile.self, Whois.self, Admin.self],
         defaultSubcommand: Chat.self)
 }
 

@@ -94,6 +94,12 @@ struct EndToEndTests {
         defer { watcher.killIfRunning() }
         #expect(await watcher.waitForLines(1, timeout: .seconds(30)), "bob's bot started: \(watcher.errorText)")
 
+        let (refused, refusedInput) = try runningBot(Self.bob, ["--container", container, "--json"])
+        refusedInput.fileHandleForWriting.write(Data("{\"cmd\":\"delete\",\"channel\":\"doomed\"}\n".utf8))
+        try refusedInput.fileHandleForWriting.close()
+        _ = try await refused.finish(timeout: .seconds(60))
+        #expect(objects(refused).contains { ($0["text"] as? String)?.contains("Only the creator") == true }, "\(refused.lines)")
+
         let (deleter, deleterInput) = try runningBot(Self.alice, ["--container", container])
         deleterInput.fileHandleForWriting.write(Data("/delete doomed\n".utf8))
         try deleterInput.fileHandleForWriting.close()

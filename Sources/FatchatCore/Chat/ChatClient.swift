@@ -77,7 +77,7 @@ public final class ChatClient: Sendable {
     }
 
     /// Changes the public user record: handle, names, and whether others may look this user up.
-    public func updateProfile(_ change: (inout Record) -> Void) throws {
+    func updateProfile(_ change: (inout Record) -> Void) throws {
         let id = user
         var record = (try? container.publicDatabase.record(for: id)) ?? Record(recordType: ChatSchema.userType, recordID: id)
         if record["handle"] == nil { record["handle"] = .string(handle) }

@@ -17,6 +17,7 @@ public enum ChatSchema {
         (membershipType, "user", [.queryable]),
         (userType, "handle", [.queryable]),
         (userType, "email", [.queryable]),
+        (userType, "discoverable", [.queryable]),
     ]
 }
 
