@@ -36,7 +36,7 @@ extension Subscription {
         switch kind {
         case .zone(let zone, let recordType):
             guard change.recordID.zoneID.zoneName == zone.zoneName, recordType == nil || recordType == change.recordType else { return nil }
-            return notification(change, Self.reason(change.kind), stoppedMatching: !matchesAfter, source: after ?? before, strings: strings)
+            return notification(change, Self.reason(change.kind), stoppedMatching: false, source: after ?? before, strings: strings)
         case .query(let recordType, let predicate, let options, let zone):
             guard change.recordType == recordType else { return nil }
             if let zone, zone.zoneName != change.recordID.zoneID.zoneName { return nil }
