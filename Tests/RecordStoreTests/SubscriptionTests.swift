@@ -27,7 +27,7 @@ struct SubscriptionTests {
     init() throws {
         temp = try TemporaryContainer()
         db = temp.container.privateDatabase
-        strings = try AlertStrings(contentsOf: try #require(FatchatResources.alertStringsURL))
+        strings = AlertStrings(FatchatResources.alertFormats)
         for channel in ["general", "random"] { try db.save(Record(recordType: "Channel", recordID: RecordID(recordName: channel))) }
     }
 
@@ -38,7 +38,7 @@ struct SubscriptionTests {
     }
 
     @Test func creationRendersLocalizedAlertWithDesiredFieldsAndBadge() throws {
-        let info = NotificationInfo(alertLocalizationKey: "NEW_MESSAGE", alertLocalizationArgs: ["sender", "text", "channelName"],
+        let info = NotificationInfo(alertLocalizationKey: "message_alert", alertLocalizationArgs: ["sender", "text", "channelName"],
                                     shouldBadge: true, desiredKeys: ["text", "nothere"])
         let batch = try changes(in: db) {
             try db.save(message("m1", channel: "general", text: "hello"))
@@ -50,7 +50,7 @@ struct SubscriptionTests {
         #expect(n.reason == .created && !n.stoppedMatching)
         #expect(n.recordID == RecordID(recordName: "m1") && n.recordType == "Message" && n.subscriptionID == "s1")
         #expect(n.fields == ["text": "hello"])
-        #expect(n.alertText == "bob: hello (in general)")
+        #expect(n.alertText == "bob: hello (in #general)")
         #expect(n.shouldBadge)
         #expect(result.subscriptionsToDelete.isEmpty)
     }
@@ -84,15 +84,16 @@ struct SubscriptionTests {
     @Test func deletionUsesTheFieldsBeforeTheDelete() throws {
         try db.save(message("m1", channel: "general", text: "bye"))
         try db.save(message("m2", channel: "random", text: "other"))
-        let info = NotificationInfo(alertLocalizationKey: "MESSAGE_DELETED", alertLocalizationArgs: ["channelName"], desiredKeys: ["text"])
+        let info = NotificationInfo(alertLocalizationKey: "gone", alertLocalizationArgs: ["channelName"], desiredKeys: ["text"])
         let batch = try changes(in: db) {
             try db.deleteRecord(withID: RecordID(recordName: "m1"))
             try db.deleteRecord(withID: RecordID(recordName: "m2"))
         }
-        let result = Subscription.evaluate(batch, subscriptions: [try general(.firesOnRecordDeletion, info: info)], strings: strings)
+        let result = Subscription.evaluate(batch, subscriptions: [try general(.firesOnRecordDeletion, info: info)],
+                                           strings: AlertStrings(["gone": "A message was deleted in #%@"]))
         #expect(result.notifications.map(\.reason) == [.deleted])
         #expect(result.notifications.first?.fields == ["text": "bye"])
-        #expect(result.notifications.first?.alertText == "A message was deleted in general")
+        #expect(result.notifications.first?.alertText == "A message was deleted in #general")
         let notOnDelete = Subscription.evaluate(batch, subscriptions: [try general([.firesOnRecordCreation, .firesOnRecordUpdate])])
         #expect(notOnDelete.notifications.isEmpty)
     }
@@ -155,11 +156,10 @@ struct SubscriptionTests {
         func alert(_ info: NotificationInfo) throws -> String? {
             Subscription.evaluate(batch, subscriptions: [try general(.firesOnRecordCreation, info: info)], strings: strings).notifications.first?.alertText
         }
-        #expect(try alert(NotificationInfo(alertBody: "plain", alertLocalizationKey: "NEW_MESSAGE")) == "plain")
-        #expect(try alert(NotificationInfo(alertLocalizationKey: "MENTION", alertLocalizationArgs: ["sender", "channelName"])) == "general: ann mentioned you")
+        #expect(try alert(NotificationInfo(alertBody: "plain", alertLocalizationKey: "message_alert")) == "plain")
+        #expect(try alert(NotificationInfo(alertLocalizationKey: "mention_alert", alertLocalizationArgs: ["sender", "channelName", "text"])) == "ann mentioned you in #general: hi")
         #expect(try alert(NotificationInfo(alertLocalizationKey: "UNKNOWN %@!", alertLocalizationArgs: ["missing"])) == "UNKNOWN !")
         #expect(try alert(NotificationInfo()) == nil)
-        #expect(AlertStrings(["k": "100%% of %@ and %3$@"]).render("k", ["a", "b", "c"]) == "100% of a and c")
     }
 
     @Test func subscriptionsAreStoredFaithfullyAndBelongToTheirOwner() throws {
@@ -167,7 +167,7 @@ struct SubscriptionTests {
                                              Location(latitude: 1.5, longitude: 2.5, altitude: 3), [1, 2], "text", 2.25, Int64(7)]
         let predicate = try QueryPredicate(format: "channel == %@ AND when > %@ AND distanceToLocation:fromLocation:(place, %@) < 10 AND n IN %@ AND s BEGINSWITH %@ AND d < %@ AND i != %@",
                                            argumentArray: args)
-        let info = NotificationInfo(alertLocalizationKey: "NEW_MESSAGE", alertLocalizationArgs: ["sender"], shouldBadge: true, desiredKeys: ["text"])
+        let info = NotificationInfo(alertLocalizationKey: "message_alert", alertLocalizationArgs: ["sender"], shouldBadge: true, desiredKeys: ["text"])
         let query = Subscription(subscriptionID: "q", recordType: "Message", predicate: predicate,
                                  options: [.firesOnRecordCreation, .firesOnce], zone: ZoneID(zoneName: "_defaultZone"), notificationInfo: info)
         try db.saveZone(ZoneID(zoneName: "work"))
@@ -205,11 +205,10 @@ struct SubscriptionTests {
         }
     }
 
-    @Test func stringsFileParsesAndReportsErrors() throws {
-        #expect(strings.formats["NEW_MESSAGE"] == "%@: %@ (in %@)")
-        let parsed = try AlertStrings(parsing: "// c\n\"a\" = \"x \\\"y\\\"\"; /* b */ \"b\"=\"z\";")
-        #expect(parsed.formats == ["a": "x \"y\"", "b": "z"])
-        #expect(throws: StoreError.self) { try AlertStrings(parsing: "\"a\" = ;") }
-        #expect(throws: StoreError.self) { try AlertStrings(parsing: "\"a\" = \"b\"") }
+    @Test func positionalAndLiteralPercentFormats() {
+        let table = AlertStrings(["mention": "%2$@: %1$@ mentioned you", "k": "100%% of %@ and %3$@"])
+        #expect(table.render("mention", ["ann", "general"]) == "general: ann mentioned you")
+        #expect(table.render("k", ["a", "b", "c"]) == "100% of a and c")
+        #expect(table.render("unknown %@", []) == "unknown ")
     }
 }
