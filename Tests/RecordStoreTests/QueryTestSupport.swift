@@ -58,8 +58,8 @@ extension RecordDatabase {
     }
 
     /// The plan SQLite picks for a query.
-    func queryPlan(_ query: Query, zone: ZoneID? = nil) throws -> [String] {
-        let request = QueryRequest(query: query, zone: zone?.zoneName, desiredKeys: nil, after: nil, limit: 51)
+    func queryPlan(_ query: Query, zone: ZoneID? = nil, cursor: QueryCursor? = nil) throws -> [String] {
+        let request = QueryRequest(query: query, zone: zone?.zoneName, desiredKeys: nil, after: cursor?.position, limit: 51)
         return try storage.read { reader in
             guard let access = reader as? SQLiteAccess else { return [] }
             return try access.queryPlan(request)

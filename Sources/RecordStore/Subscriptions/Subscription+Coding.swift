@@ -6,6 +6,7 @@ extension Subscription: Codable {
         case id, kind, recordType, format, arguments, options, zone, notificationInfo
     }
 
+    /// Reads a stored subscription, parsing its predicate again.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         subscriptionID = try c.decode(String.self, forKey: .id)
@@ -23,6 +24,7 @@ extension Subscription: Codable {
         }
     }
 
+    /// Writes the subscription as JSON, its predicate as format plus typed arguments.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(subscriptionID, forKey: .id)

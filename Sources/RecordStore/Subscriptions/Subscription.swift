@@ -16,7 +16,9 @@ public struct Subscription: Hashable, Sendable {
 
     /// Chosen by the caller; saving a subscription with the same ID replaces it.
     public var subscriptionID: String
+    /// What the subscription watches.
     public var kind: Kind
+    /// What its notifications show.
     public var notificationInfo: NotificationInfo
 
     /// A query subscription: records of `recordType` matching `predicate`, on the events in `options`.
@@ -37,6 +39,7 @@ public struct Subscription: Hashable, Sendable {
 
 /// When a query subscription fires, as `CKQuerySubscription.Options`.
 public struct QuerySubscriptionOptions: OptionSet, Hashable, Sendable, Codable {
+    /// The option bits.
     public let rawValue: Int
     /// Initializes from the raw bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
@@ -82,16 +85,21 @@ public struct SubscriptionNotification: Hashable, Sendable {
         case created, updated, deleted
     }
 
+    /// The subscription that fired.
     public var subscriptionID: String
+    /// Whether the record was created, updated or deleted.
     public var reason: Reason
     /// For an update: the record matched before and no longer does.
     public var stoppedMatching: Bool
+    /// The record that changed.
     public var recordID: RecordID
+    /// The type of the record that changed.
     public var recordType: String
     /// The subscription's desired fields, as the record has them now (before, for a deletion).
     public var fields: [String: FieldValue]
     /// The rendered alert, or `nil` if the subscription has none.
     public var alertText: String?
+    /// Whether the notification should raise the unread badge.
     public var shouldBadge: Bool
 }
 
