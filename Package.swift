@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "ProcessTestKit", path: "Tests/ProcessTestKit"),
         .testTarget(
             name: "RecordStoreTests",
-            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit"]
+            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit", "FatchatResources"]
         ),
         .executableTarget(
             name: "SyncWorker",

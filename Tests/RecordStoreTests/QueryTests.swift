@@ -40,8 +40,12 @@ struct QueryTests {
         #expect(page.records.count == 50)
         #expect(page.records.first?.recordID.recordName == "m1993")
         #expect(page.records.allSatisfy { $0["channel"]?.referenceValue?.recordID == channels[3] })
-        let next = try db.records(continuing: try #require(page.cursor), resultsLimit: 50)
+        let cursor = try #require(page.cursor)
+        let next = try db.records(continuing: cursor, resultsLimit: 50)
         #expect(next.records.first?.recordID.recordName == "m1493")
+        let deeper = try db.queryPlan(query, cursor: cursor).joined(separator: "\n")
+        #expect(deeper.contains("USING INDEX record_q:Message:channel (type=? AND <expr>=? AND created<?)"), "a cursor page seeks: \(deeper)")
+        #expect(!deeper.contains("TEMP B-TREE"), "\(deeper)")
     }
 
     @Test func sortableFieldOrdersWithoutTemporaryTree() throws {

@@ -2,7 +2,9 @@ import Foundation
 
 /// What to look for, as CloudKit's `CKQuery`: a record type, a predicate and an order.
 public struct Query: Hashable, Sendable {
+    /// The type of the records to find.
     public var recordType: String
+    /// The condition records must match.
     public var predicate: QueryPredicate
     /// Applied in order; ties are broken by the order records were first saved.
     public var sortDescriptors: [QuerySortDescriptor]
@@ -82,6 +84,7 @@ public struct QueryResult: Sendable {
 
 /// How a field of a record type is indexed, as marked in CloudKit Dashboard.
 public struct FieldIndexOptions: OptionSet, Hashable, Sendable {
+    /// The option bits.
     public let rawValue: Int
     /// Initializes from the raw bits.
     public init(rawValue: Int) { self.rawValue = rawValue }

@@ -38,9 +38,12 @@ public struct QueryPredicate: Hashable, Sendable, CustomStringConvertible {
     /// The predicate no record matches.
     public static let none = QueryPredicate(format: "FALSEPREDICATE", arguments: [], root: .constant(false))
 
+    /// The format, as written.
     public var description: String { format }
 
+    /// Two predicates are equal when they parse to the same condition with the same values.
     public static func == (a: QueryPredicate, b: QueryPredicate) -> Bool { a.root == b.root }
+    /// Hashes the parsed condition.
     public func hash(into hasher: inout Hasher) { hasher.combine(root) }
 }
 

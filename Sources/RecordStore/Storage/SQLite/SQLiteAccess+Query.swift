@@ -34,8 +34,8 @@ extension SQLiteAccess {
     }
 
     private func searchableKeys(of recordType: String) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT key FROM field_mark WHERE type = ? AND options & ? ORDER BY key",
-                            arguments: [recordType, FieldIndexOptions.searchable.rawValue])
+        let statement = try db.cachedStatement(sql: "SELECT key FROM field_mark WHERE type = ? AND options & ? ORDER BY key")
+        return try String.fetchAll(statement, arguments: [recordType, FieldIndexOptions.searchable.rawValue])
     }
 
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws {
@@ -83,21 +83,25 @@ extension SQLiteAccess {
     }
 
     /// Keeps the FTS5 row of a saved record in step with its searchable string fields.
+    ///
+    /// Only types with searchable fields have FTS5 rows (`reindexSearchText`
+    /// removes a type's rows when its last searchable mark goes), so other
+    /// types cost one cached lookup.
     func indexSearchText(of record: Record, rowID: Int64) throws {
-        try db.execute(sql: "DELETE FROM record_search WHERE rowid = ?", arguments: [rowID])
         let keys = try searchableKeys(of: record.recordType)
         guard !keys.isEmpty else { return }
+        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [rowID])
         try insertSearchText(Self.searchText(record.fields, keys: keys), rowID: rowID)
     }
 
     func removeSearchText(of id: RecordID) throws {
-        try db.execute(sql: "DELETE FROM record_search WHERE rowid IN (SELECT id FROM record WHERE zone = ? AND name = ?)",
-                       arguments: [id.zoneID.zoneName, id.recordName])
+        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid IN (SELECT id FROM record WHERE zone = ? AND name = ?)")
+            .execute(arguments: [id.zoneID.zoneName, id.recordName])
     }
 
     private func insertSearchText(_ text: String, rowID: Int64) throws {
         guard !text.isEmpty else { return }
-        try db.execute(sql: "INSERT INTO record_search (rowid, body) VALUES (?, ?)", arguments: [rowID, text])
+        try db.cachedStatement(sql: "INSERT INTO record_search (rowid, body) VALUES (?, ?)").execute(arguments: [rowID, text])
     }
 
     private static func searchText(_ fields: [String: FieldValue], keys: [String]) -> String {
