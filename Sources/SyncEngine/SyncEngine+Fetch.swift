@@ -63,6 +63,17 @@ extension SyncEngine {
         return try fetchBatches(from: token) ?? token
     }
 
+    /// Runs the owner's subscriptions over the changes and emits what fired; spent `firesOnce` subscriptions are deleted.
+    private func notify(about changes: [RecordChange]) throws {
+        guard !changes.isEmpty else { return }
+        let database = container.publicDatabase
+        let subscriptions = try database.allSubscriptions()
+        guard !subscriptions.isEmpty else { return }
+        let evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings)
+        for notification in evaluation.notifications { emit(.notification(notification)) }
+        for id in evaluation.subscriptionsToDelete { try? database.deleteSubscription(withID: id) }
+    }
+
     /// Returns the last token reached, or `nil` if nothing was fetched.
     private func fetchBatches(from start: ChangeToken?) throws -> ChangeToken? {
         let database = container.publicDatabase
@@ -81,6 +92,7 @@ extension SyncEngine {
             }
             if !batch.changedRecords.isEmpty { emit(.recordsChanged(batch.changedRecords)) }
             if !batch.deletedRecords.isEmpty { emit(.recordsDeleted(batch.deletedRecords)) }
+            try notify(about: batch.changes)
             if batch.token != token {
                 try saveToken(batch.token)
             }

@@ -7,7 +7,7 @@ import Synchronization
 /// It watches for commits by other processes (inotify, then `PRAGMA
 /// data_version`, with a timer poll as the fallback and the only signal on a
 /// network filesystem), fetches the change feed since its saved token, and
-/// emits events. Outgoing changes go to a durable outbox in the private
+/// emits events, including notifications from its owner's subscriptions. Outgoing changes go to a durable outbox in the private
 /// database first, then to the public database in batches, retried with
 /// exponential backoff while the failure is transient.
 public final class SyncEngine: Sendable {
@@ -26,6 +26,8 @@ public final class SyncEngine: Sendable {
         /// The first retry delay after a transient failure; it doubles up to `maximumBackoff`.
         public var initialBackoff = 0.05
         public var maximumBackoff = 5.0
+        /// The formats that localized alerts are rendered with.
+        public var alertStrings = AlertStrings()
         /// Called when the saved token has expired, to refetch what the app needs.
         public var refetch: (@Sendable (RecordDatabase) throws -> [Record])?
 

@@ -26,6 +26,8 @@ public enum SyncEvent: Sendable {
     case recordsChanged([Record])
     /// Records deleted by anyone, cascades included.
     case recordsDeleted([DeletedRecord])
+    /// One of the owner's subscriptions matched a change.
+    case notification(SubscriptionNotification)
     /// Outgoing changes that reached the public database.
     case sent(saved: [Record], deleted: [RecordID])
     /// An outgoing change failed for good; it stays in the outbox until retried or discarded.

@@ -94,6 +94,16 @@ struct EndToEndTests {
         defer { watcher.killIfRunning() }
         #expect(await watcher.waitForLines(1, timeout: .seconds(30)), "bob's bot started: \(watcher.errorText)")
 
+        // Alice's message reaches bob's running bot as a message and, through his subscription, a notification.
+        try await fatchat(Self.alice, ["post", "--container", container, "doomed", "third"])
+        let seen = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < seen, !objects(watcher).contains(where: { $0["type"] as? String == "notification" }) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(objects(watcher).contains { $0["type"] as? String == "message" && $0["text"] as? String == "third" })
+        let alert = objects(watcher).first { $0["type"] as? String == "notification" }
+        #expect(alert?["text"] as? String == "\(Self.alice): third (in #doomed)")
+
         let (refused, refusedInput) = try runningBot(Self.bob, ["--container", container, "--json"])
         refusedInput.fileHandleForWriting.write(Data("{\"cmd\":\"delete\",\"channel\":\"doomed\"}\n".utf8))
         try refusedInput.fileHandleForWriting.close()

@@ -179,3 +179,38 @@ import Testing
         })
     }
 }
+
+@Suite struct SyncNotificationTests {
+    @Test func subscriptionsOfTheOwnerBecomeNotificationsWithRenderedAlerts() throws {
+        let dir = try TemporaryDirectory()
+        let reader = try dir.container(user: "reader")
+        try reader.publicDatabase.save(Subscription(
+            subscriptionID: "greetings", recordType: "Message", predicate: try QueryPredicate(format: "text BEGINSWITH %@", "hi"),
+            options: [.firesOnRecordCreation, .firesOnce],
+            notificationInfo: NotificationInfo(alertLocalizationKey: "greet", alertLocalizationArgs: ["from", "text"], shouldBadge: true)))
+        var configuration = SyncEngine.Configuration.testing()
+        configuration.alertStrings = AlertStrings(["greet": "%@ says %@"])
+        let engine = try SyncEngine(container: reader, configuration: configuration)
+        engine.start()
+        defer { engine.stop() }
+        var collector = EventCollector(engine: engine)
+        _ = collector.collect(timeout: 0.3) { _ in false }
+
+        let writer = try dir.container(user: "writer")
+        for (name, text) in [("m1", "hello"), ("m2", "hi there"), ("m3", "hi again")] {
+            var message = Record(recordType: "Message", recordID: RecordID(recordName: name))
+            message["from"] = "ada"
+            message["text"] = .string(text)
+            try writer.publicDatabase.save(message)
+        }
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("m3") })
+        let notifications = collector.received.compactMap { event -> SubscriptionNotification? in
+            if case .notification(let n) = event { return n }
+            return nil
+        }
+        #expect(notifications.map(\.recordID.recordName) == ["m2"], "firesOnce: only the first match")
+        #expect(notifications.first?.alertText == "ada says hi there")
+        #expect(notifications.first?.reason == .created)
+        #expect(try reader.publicDatabase.allSubscriptions().isEmpty, "a spent firesOnce subscription is deleted")
+    }
+}

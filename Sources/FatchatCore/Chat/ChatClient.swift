@@ -1,3 +1,4 @@
+import FatchatResources
 import Foundation
 import RecordStore
 import Synchronization
@@ -23,6 +24,7 @@ public final class ChatClient: Sendable {
         if let handle { try Self.checkHandle(handle) }
         try Self.prepareIndexes(container.publicDatabase)
         var configuration = configuration
+        configuration.alertStrings = AlertStrings(FatchatResources.alertFormats)
         if configuration.refetch == nil {
             configuration.refetch = { database in
                 try database.records(matching: Query(recordType: ChatSchema.channelType), resultsLimit: 1000).records

@@ -60,6 +60,9 @@ extension ChatEvent {
             return [.status(status)]
         case .changeTokenExpired:
             return [.reload]
+        case .notification(let notification):
+            return [.notification(text: notification.alertText ?? "", channel: notification.fields["channelName"]?.stringValue,
+                                  recordID: notification.recordID, badge: notification.shouldBadge)]
         }
     }
 }
