@@ -29,6 +29,9 @@ public struct QuerySortDescriptor: Hashable, Sendable {
     public let ascending: Bool
 
     /// Sorts by a field key or a system field (`creationDate`, `modificationDate`, `recordID`, `creatorUserRecordID`).
+    ///
+    /// Values order as SQLite orders them: missing first, then numbers (and
+    /// dates), then text by bytes; a list or location sorts by its stored JSON text.
     public init(key: String, ascending: Bool = true) throws {
         guard let parsed = PredicateKey(name: key) else {
             throw StoreError(.invalidArguments, "Cannot sort by '\(key)': use a field key (a letter followed by letters, digits or '_') or a system field.")
