@@ -62,6 +62,21 @@ let package = Package(
             name: "SyncEngineTests",
             dependencies: ["SyncEngine", "RecordStore", "SyncWorker", "ProcessTestKit"]
         ),
+        .systemLibrary(
+            name: "CNCurses",
+            pkgConfig: "ncursesw",
+            providers: [.apt(["libncursesw5-dev"])]
+        ),
+        .target(
+            name: "TerminalUI",
+            dependencies: ["CNCurses"],
+            resources: [.copy("Resources/help.txt")]
+        ),
+        .executableTarget(name: "TUIDemo", dependencies: ["TerminalUI"]),
+        .testTarget(
+            name: "TerminalUITests",
+            dependencies: ["TerminalUI", "CNCurses", "TUIDemo"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,198 @@
+import CNCurses
+import Foundation
+
+/// The ncurses backend: sets the terminal up, reads keys, and copies a ``Screen`` to it.
+///
+/// Use it from one thread only. It puts the terminal in raw mode (Ctrl-C, Ctrl-Q and Ctrl-S
+/// reach the app), turns bracketed paste on, and restores everything in ``close()``,
+/// which `deinit` calls too.
+public final class CursesTerminal {
+    /// Whether colours are drawn: the terminal has them and `NO_COLOR` is unset.
+    public let usesColor: Bool
+    private var screenPointer: OpaquePointer?
+    private var window: UnsafeMutablePointer<WINDOW>?
+    private var drawn: Screen?
+    private var colorPairs: [ColorKey: Int16] = [:]
+    private var closed = false
+
+    private struct ColorKey: Hashable {
+        var foreground: Int16
+        var background: Int16
+    }
+
+    private static let bracketedPasteOn = "\u{1B}[?2004h"
+    private static let bracketedPasteOff = "\u{1B}[?2004l"
+
+    /// Opens the terminal named by `TERM` on standard input and output.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        setlocale(LC_ALL, "")
+        guard isatty(0) == 1, isatty(1) == 1 else { throw TerminalError.notATerminal }
+        guard let type = environment["TERM"], !type.isEmpty else { throw TerminalError.noTerminalType }
+        // newterm, unlike initscr, returns NULL for an unknown TERM instead of exiting.
+        guard let screen = newterm(type, fatchat_stdout(), fatchat_stdin()) else {
+            throw TerminalError.unknownTerminalType(type)
+        }
+        screenPointer = screen
+        _ = set_term(screen)
+        window = fatchat_stdscr()
+        let wantsColor = (environment["NO_COLOR"] ?? "").isEmpty
+        if wantsColor, has_colors() {
+            start_color()
+            _ = use_default_colors()
+            usesColor = true
+        } else {
+            usesColor = false
+        }
+        raw()
+        noecho()
+        nonl()
+        _ = keypad(window, true)
+        _ = meta(window, true)
+        wtimeout(window, 0)
+        _ = set_escdelay(25)
+        writeRaw(Self.bracketedPasteOn)
+    }
+
+    deinit { close() }
+
+    /// The terminal's size in cells.
+    public var size: (width: Int, height: Int) {
+        guard let window else { return (0, 0) }
+        return (Int(getmaxx(window)), Int(getmaxy(window)))
+    }
+
+    /// Everything the terminal has sent so far, without waiting.
+    public func readAvailable() -> [RawInput] {
+        guard let window else { return [] }
+        var inputs: [RawInput] = []
+        var value: wint_t = 0
+        while true {
+            let result = wget_wch(window, &value)
+            if result == KEY_CODE_YES {
+                inputs.append(.keyCode(Int32(truncatingIfNeeded: value)))
+            } else if result == OK {
+                inputs.append(.character(UInt32(truncatingIfNeeded: value)))
+            } else {
+                break
+            }
+        }
+        return inputs
+    }
+
+    /// Copies `screen` to the terminal, redrawing only rows that changed since the last frame.
+    public func draw(_ screen: Screen) {
+        guard let window else { return }
+        let previous = drawn.flatMap { $0.width == screen.width && $0.height == screen.height ? $0 : nil }
+        if previous == nil { _ = werase(window) }
+        for row in 0..<screen.height where previous.map({ !screen.rowEquals(row, in: $0) }) ?? true {
+            for column in 0..<screen.width {
+                guard let cell = screen.cell(row: row, column: column), !cell.isContinuation else { continue }
+                put(cell, row: row, column: column, window: window)
+            }
+        }
+        if let cursor = screen.cursor {
+            _ = curs_set(1)
+            _ = wmove(window, Int32(cursor.row), Int32(cursor.column))
+        } else {
+            _ = curs_set(0)
+        }
+        _ = wnoutrefresh(window)
+        _ = doupdate()
+        drawn = screen
+    }
+
+    /// Forgets the last frame, so the next ``draw(_:)`` repaints everything (after a resize).
+    public func invalidate() {
+        drawn = nil
+        if let window { _ = clearok(window, true) }
+    }
+
+    /// Rings the terminal bell.
+    public func bell() { _ = beep() }
+
+    /// Sends a desktop notification (OSC 777 and OSC 9) with sanitized text.
+    public func notify(title: String, body: String) {
+        let clean = { (s: String) in Sanitizer.inert(s).replacingOccurrences(of: ";", with: ",") }
+        writeRaw("\u{1B}]777;notify;\(clean(title));\(clean(body))\u{07}\u{1B}]9;\(clean(body))\u{07}")
+    }
+
+    /// Restores the terminal: bracketed paste off, `endwin`. Safe to call more than once.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        writeRaw(Self.bracketedPasteOff)
+        _ = endwin()
+        if let screenPointer { delscreen(screenPointer) }
+        screenPointer = nil
+        window = nil
+    }
+
+    private func put(_ cell: Cell, row: Int, column: Int, window: UnsafeMutablePointer<WINDOW>) {
+        var scalars = cell.grapheme.unicodeScalars.map(\.value)
+        let ours = DisplayWidth.of(cell.grapheme)
+        let theirs = fatchat_wcwidth(scalars.first ?? 0x20)
+        if theirs != ours {
+            // The C library disagrees (VS16 emoji are 1 cell to glibc): draw the base alone and
+            // pad, so the terminal and the grid agree on columns.
+            scalars = theirs == 1 && ours == 2 ? [scalars.first ?? 0x20, 0x20] : (ours == 2 ? [0xFFFD, 0x20] : [0xFFFD])
+        } else {
+            // setcchar takes one spacing character then non-spacing ones only; a ZWJ
+            // sequence shows as its first emoji, since terminals disagree on its width.
+            scalars = [scalars.first ?? 0x20] + scalars.dropFirst().prefix { $0 != 0x200D }.filter { fatchat_wcwidth($0) == 0 }
+        }
+        if scalars.count == 2, scalars[1] == 0x20 {
+            drawCell([scalars[0]], row: row, column: column, style: cell.style, window: window)
+            drawCell([0x20], row: row, column: column + 1, style: cell.style, window: window)
+        } else {
+            drawCell(scalars, row: row, column: column, style: cell.style, window: window)
+        }
+    }
+
+    private func drawCell(_ scalars: [UInt32], row: Int, column: Int, style: Style, window: UnsafeMutablePointer<WINDOW>) {
+        let attributes = attributes(for: style)
+        let pair = colorPair(for: style)
+        scalars.withUnsafeBufferPointer { buffer in
+            _ = fatchat_put_cell(window, Int32(row), Int32(column), buffer.baseAddress, Int32(buffer.count), attributes, pair)
+        }
+    }
+
+    private func attributes(for style: Style) -> attr_t {
+        var result = fatchat_a_normal()
+        if style.attributes.contains(.bold) { result |= fatchat_a_bold() }
+        if style.attributes.contains(.reverse) { result |= fatchat_a_reverse() }
+        if style.attributes.contains(.underline) { result |= fatchat_a_underline() }
+        if style.attributes.contains(.dim) { result |= fatchat_a_dim() }
+        return result
+    }
+
+    /// The colour pair for a style's colours, made on first use; 0 (default) without colour.
+    private func colorPair(for style: Style) -> Int16 {
+        guard usesColor, style.foreground != nil || style.background != nil else { return 0 }
+        let colors = Int16(clamping: fatchat_colors())
+        func index(_ value: UInt8?) -> Int16 {
+            guard let value else { return -1 }
+            let v = Int16(value)
+            if v < colors { return v }
+            return v >= 8 && v < 16 ? v - 8 : -1    // bright colours on an 8-colour terminal
+        }
+        let key = ColorKey(foreground: index(style.foreground), background: index(style.background))
+        if let pair = colorPairs[key] { return pair }
+        let next = Int16(colorPairs.count + 1)
+        guard Int32(next) < fatchat_color_pairs() else { return 0 }
+        _ = init_pair(next, key.foreground, key.background)
+        colorPairs[key] = next
+        return next
+    }
+
+    private func writeRaw(_ text: String) {
+        _ = fflush(fatchat_stdout())
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeMutableBufferPointer { write(1, $0.baseAddress, $0.count) }
+            if written <= 0 { break }
+            offset += written
+        }
+        bytes.removeAll()
+    }
+}

@@ -1,0 +1,25 @@
+/// The channel list pane: channels by creation date, unread counts and a mention mark.
+enum ChannelListView {
+    static func draw(_ channels: [ChannelItem], in rect: Rect, on screen: inout Screen, theme: Theme) {
+        let sorted = channels.sorted { ($0.createdAt, $0.name) < ($1.createdAt, $1.name) }
+        let current = sorted.firstIndex { $0.isCurrent } ?? 0
+        // Keep the current channel visible when the list is longer than the pane.
+        let first = current >= rect.height ? current - rect.height + 1 : 0
+        for (offset, channel) in sorted.dropFirst(first).prefix(rect.height).enumerated() {
+            let row = rect.row + offset
+            var style = Style.plain
+            if channel.unreadCount > 0 { style = theme.unreadChannel }
+            if channel.hasMention { style = theme.mentionChannel }
+            if channel.isCurrent { style = theme.currentChannel }
+            var badge = ""
+            if channel.unreadCount > 0 { badge = channel.unreadCount > 999 ? "999+" : String(channel.unreadCount) }
+            if channel.hasMention { badge = "@" + badge }
+            screen.fill(row: row, column: rect.column, width: rect.width, height: 1, style: style)
+            let nameLimit = rect.column + rect.width - (badge.isEmpty ? 0 : badge.count + 1)
+            screen.write(channel.name, row: row, column: rect.column, style: style, limit: nameLimit)
+            if !badge.isEmpty {
+                screen.write(badge, row: row, column: rect.column + rect.width - badge.count, style: style, limit: rect.column + rect.width)
+            }
+        }
+    }
+}

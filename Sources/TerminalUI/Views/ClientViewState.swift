@@ -1,0 +1,176 @@
+import Foundation
+
+/// Everything the full-screen client shows, as plain values; the client maps its core
+/// state into this and hands it to ``ClientRenderer``.
+public struct ClientViewState: Sendable, Equatable {
+    /// Subscribed channels; the list pane sorts them by creation date.
+    public var channels: [ChannelItem] = []
+    /// The channel on screen, or nil before any is open.
+    public var title: ChannelTitle?
+    /// The loaded window of the current channel's messages, oldest first.
+    public var messages: [MessageItem] = []
+    /// The first message not yet read; a marker line goes above it.
+    public var firstUnreadMessageID: String?
+    /// Which part of the message lines is on screen.
+    public var scroll: ScrollPosition = .bottom
+    /// Messages arrived below the visible part while scrolled up.
+    public var hasNewMessagesBelow = false
+    /// My handle, whose mentions are highlighted.
+    public var myHandle = ""
+    /// The status line's contents.
+    public var status = StatusInfo()
+    /// A notification about another channel, shown until it expires.
+    public var banner: Banner?
+    /// Members of the current channel, shown when ``showsMemberList`` is on.
+    public var members: [MemberItem] = []
+    /// Whether the member list pane is wanted (it hides first when space is short).
+    public var showsMemberList = false
+    /// Whether the help overlay is open.
+    public var showsHelp = false
+    /// The help overlay's text, usually ``HelpText/bundled``.
+    public var helpText = ""
+    /// The time used for banner expiry.
+    public var now = Date()
+
+    /// Creates an empty state.
+    public init() {}
+}
+
+/// One entry in the channel list.
+public struct ChannelItem: Sendable, Equatable, Identifiable {
+    /// A stable identifier (the channel's record name).
+    public var id: String
+    /// The name shown, e.g. `#general`.
+    public var name: String
+    /// Messages not yet read.
+    public var unreadCount: Int
+    /// Whether an unread message mentions me.
+    public var hasMention: Bool
+    /// When the channel was created; the list is in this order.
+    public var createdAt: Date
+    /// Whether this is the channel on screen.
+    public var isCurrent: Bool
+
+    /// Creates a channel entry.
+    public init(id: String, name: String, unreadCount: Int = 0, hasMention: Bool = false, createdAt: Date, isCurrent: Bool = false) {
+        self.id = id
+        self.name = name
+        self.unreadCount = unreadCount
+        self.hasMention = hasMention
+        self.createdAt = createdAt
+        self.isCurrent = isCurrent
+    }
+}
+
+/// The title line: the current channel's name, topic and member count.
+public struct ChannelTitle: Sendable, Equatable {
+    /// The channel name.
+    public var name: String
+    /// The topic, possibly empty.
+    public var topic: String
+    /// How many members the channel has.
+    public var memberCount: Int
+
+    /// Creates a title.
+    public init(name: String, topic: String = "", memberCount: Int = 0) {
+        self.name = name
+        self.topic = topic
+        self.memberCount = memberCount
+    }
+}
+
+/// One message as shown.
+public struct MessageItem: Sendable, Equatable, Identifiable {
+    /// Whether a message of mine reached the shared database.
+    public enum Delivery: Sendable, Equatable {
+        /// Saved to the public database.
+        case sent
+        /// Still in the outbox.
+        case pending
+        /// Gave up; shown with a mark so the user can resend.
+        case failed
+    }
+
+    /// A stable identifier (the record name).
+    public var id: String
+    /// When the message was posted.
+    public var time: Date
+    /// The sender's handle.
+    public var handle: String
+    /// The sender's user id; the handle's colour is hashed from it.
+    public var userID: String
+    /// The text, untrusted; sanitized when drawn. May hold newlines.
+    public var text: String
+    /// Whether the message was edited after posting.
+    public var isEdited: Bool
+    /// Delivery state of my own messages.
+    public var delivery: Delivery
+
+    /// Creates a message.
+    public init(id: String, time: Date, handle: String, userID: String, text: String, isEdited: Bool = false, delivery: Delivery = .sent) {
+        self.id = id
+        self.time = time
+        self.handle = handle
+        self.userID = userID
+        self.text = text
+        self.isEdited = isEdited
+        self.delivery = delivery
+    }
+}
+
+/// One entry of the member list pane.
+public struct MemberItem: Sendable, Equatable {
+    /// The member's handle.
+    public var handle: String
+    /// The member's user id, for the handle colour.
+    public var userID: String
+
+    /// Creates a member entry.
+    public init(handle: String, userID: String) {
+        self.handle = handle
+        self.userID = userID
+    }
+}
+
+/// The status line: who I am and how my outgoing messages fare.
+public struct StatusInfo: Sendable, Equatable {
+    /// My handle.
+    public var handle: String
+    /// Messages waiting in the outbox.
+    public var pendingCount: Int
+    /// Messages that could not be sent.
+    public var failedCount: Int
+    /// The sync engine's state in words, e.g. `online` or `offline: 3 queued`.
+    public var syncState: String
+
+    /// Creates a status.
+    public init(handle: String = "", pendingCount: Int = 0, failedCount: Int = 0, syncState: String = "") {
+        self.handle = handle
+        self.pendingCount = pendingCount
+        self.failedCount = failedCount
+        self.syncState = syncState
+    }
+}
+
+/// A notification banner, e.g. for a message in another channel.
+public struct Banner: Sendable, Equatable {
+    /// The text, from the subscription's notification info.
+    public var text: String
+    /// When the banner stops showing.
+    public var expiresAt: Date
+
+    /// Creates a banner.
+    public init(text: String, expiresAt: Date) {
+        self.text = text
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Which message lines are on screen.
+public enum ScrollPosition: Sendable, Equatable {
+    /// Following the newest message.
+    case bottom
+    /// Scrolled up: the top line on screen is line `line` of the message `messageID`'s
+    /// wrapped lines. Anchoring to a message keeps the place when a resize re-wraps.
+    case anchored(messageID: String, line: Int)
+}

@@ -1,0 +1,15 @@
+/// The member list pane: handles in their colours, sorted by name.
+enum MemberListView {
+    static func draw(_ members: [MemberItem], in rect: Rect, on screen: inout Screen) {
+        let sorted = members.sorted { $0.handle.lowercased() < $1.handle.lowercased() }
+        for (offset, member) in sorted.prefix(rect.height).enumerated() {
+            let style = Style(foreground: HandleColor.of(userID: member.userID))
+            screen.write(member.handle, row: rect.row + offset, column: rect.column, style: style, limit: rect.column + rect.width)
+        }
+        if sorted.count > rect.height, rect.height > 0 {
+            let more = "+\(sorted.count - rect.height + 1) more"
+            screen.fill(row: rect.row + rect.height - 1, column: rect.column, width: rect.width, height: 1)
+            screen.write(more, row: rect.row + rect.height - 1, column: rect.column, style: Style(attributes: [.dim]), limit: rect.column + rect.width)
+        }
+    }
+}

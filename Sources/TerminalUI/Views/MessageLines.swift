@@ -1,0 +1,130 @@
+import Foundation
+
+/// A run of text in one style at a column of a message line.
+public struct Segment: Sendable, Equatable {
+    /// Column within the line.
+    public var column: Int
+    /// Text, already sanitized.
+    public var text: String
+    /// How it is drawn.
+    public var style: Style
+}
+
+/// One screen line of the message view, tied to the message it belongs to.
+public struct MessageLine: Sendable, Equatable {
+    /// The message this line belongs to (a marker line belongs to the message below it).
+    public var messageID: String
+    /// The line's index among that message's lines.
+    public var index: Int
+    /// What the line shows.
+    public var segments: [Segment]
+}
+
+/// Turns messages into wrapped, styled lines: `HH:MM <handle> text`, continuation lines
+/// indented under the text, a marker line above the first unread message.
+public struct MessageLines: Sendable {
+    /// Width to wrap to.
+    public var width: Int
+    /// My handle, highlighted where a message mentions it.
+    public var myHandle: String
+    /// The styles.
+    public var theme: Theme
+    /// The time zone for `HH:MM`.
+    public var timeZone: TimeZone
+
+    /// Creates a line builder.
+    public init(width: Int, myHandle: String, theme: Theme = Theme(), timeZone: TimeZone = .current) {
+        self.width = width
+        self.myHandle = myHandle
+        self.theme = theme
+        self.timeZone = timeZone
+    }
+
+    /// All lines for `messages`, oldest first.
+    public func lines(for messages: [MessageItem], firstUnreadID: String?) -> [MessageLine] {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        var result: [MessageLine] = []
+        for message in messages {
+            var offset = 0
+            if message.id == firstUnreadID {
+                result.append(markerLine(messageID: message.id))
+                offset = 1
+            }
+            for (index, segments) in wrap(message, calendar: calendar).enumerated() {
+                result.append(MessageLine(messageID: message.id, index: index + offset, segments: segments))
+            }
+        }
+        return result
+    }
+
+    private func markerLine(messageID: String) -> MessageLine {
+        let label = " new "
+        let side = max(0, (width - label.count) / 2)
+        let text = String(repeating: "─", count: side) + label + String(repeating: "─", count: max(0, width - side - label.count))
+        return MessageLine(messageID: messageID, index: 0, segments: [Segment(column: 0, text: text, style: theme.marker)])
+    }
+
+    /// The wrapped lines of one message, as segments.
+    func wrap(_ message: MessageItem, calendar: Calendar) -> [[Segment]] {
+        let parts = calendar.dateComponents([.hour, .minute], from: message.time)
+        let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+        let handle = "<" + Sanitizer.inert(message.handle) + ">"
+        let headerWidth = DisplayWidth.of(time) + 1 + DisplayWidth.of(handle) + 1
+        let indent = min(headerWidth, max(0, width / 2))
+
+        let baseStyle = message.delivery == .pending ? theme.pending : Style.plain
+        var body: [(Character, Style)] = Array(Sanitizer.inert(message.text, keepingNewlines: true)).map { ($0, baseStyle) }
+        highlightMentions(in: &body)
+        if message.isEdited { body += Array(" (edited)").map { ($0, theme.edited) } }
+        if message.delivery == .failed { body += Array(" [not sent]").map { ($0, theme.failed) } }
+
+        let graphemes = body.map(\.0)
+        let ranges = TextWrapper.lineRanges(graphemes, firstWidth: max(1, width - headerWidth), width: max(1, width - indent))
+        var lines: [[Segment]] = []
+        for (lineNumber, range) in ranges.enumerated() {
+            var segments: [Segment] = []
+            var column: Int
+            if lineNumber == 0 {
+                let handleStyle = Style(foreground: HandleColor.of(userID: message.userID), attributes: [.bold])
+                segments.append(Segment(column: 0, text: time, style: theme.time))
+                segments.append(Segment(column: DisplayWidth.of(time) + 1, text: handle, style: handleStyle))
+                column = headerWidth
+            } else {
+                column = indent
+            }
+            // Group consecutive graphemes of one style into a segment.
+            var runStart = range.lowerBound
+            while runStart < range.upperBound {
+                var runEnd = runStart + 1
+                while runEnd < range.upperBound, body[runEnd].1 == body[runStart].1 { runEnd += 1 }
+                let text = String(graphemes[runStart..<runEnd])
+                segments.append(Segment(column: column, text: text, style: body[runStart].1))
+                column += DisplayWidth.of(text)
+                runStart = runEnd
+            }
+            lines.append(segments)
+        }
+        return lines
+    }
+
+    /// Marks whole-word, case-insensitive occurrences of my handle.
+    private func highlightMentions(in body: inout [(Character, Style)]) {
+        let needle = myHandle.map { $0.lowercased() }
+        guard !needle.isEmpty, body.count >= needle.count else { return }
+        let lowered = body.map { $0.0.lowercased() }
+        var i = 0
+        while i + needle.count <= lowered.count {
+            let before = i == 0 ? " " : lowered[i - 1]
+            let after = i + needle.count < lowered.count ? lowered[i + needle.count] : " "
+            if Array(lowered[i..<i + needle.count]) == needle, !isHandlePart(before), !isHandlePart(after) {
+                for j in i..<i + needle.count { body[j].1 = theme.mention }
+                i += needle.count
+            } else {
+                i += 1
+            }
+        }
+    }
+
+    private func isHandlePart(_ s: String) -> Bool { s.contains { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } }
+}
