@@ -31,6 +31,7 @@ let package = Package(
             name: "fatchat",
             dependencies: [
                 "FatchatCore",
+                "TerminalUI",
                 "SyncEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -69,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "TerminalUI",
-            dependencies: ["CNCurses"],
+            dependencies: ["CNCurses", "FatchatCore", "SyncEngine", "RecordStore"],
             resources: [.copy("Resources/help.txt")]
         ),
         .executableTarget(name: "TUIDemo", dependencies: ["TerminalUI"]),

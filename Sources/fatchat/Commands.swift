@@ -2,14 +2,27 @@ import ArgumentParser
 import FatchatCore
 import Foundation
 import RecordStore
+import TerminalUI
 
 struct Chat: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Open the full-screen client (the default).")
+    static let configuration = CommandConfiguration(
+        abstract: "Open the full-screen client (the default).",
+        discussion: "F1 or /help inside the client lists the keys and commands.")
     @OptionGroup var global: GlobalOptions
+    @Flag(help: "Ring the terminal bell when someone mentions your handle.") var bell = false
+    @Flag(help: "Send a desktop-notification escape (OSC 777 and OSC 9) when someone mentions you.") var notify = false
 
     func run() throws {
-        FileHandle.standardError.write(Data("fatchat: the full-screen client is not built yet; use `fatchat bot`, `fatchat post` or `fatchat read`.\n".utf8))
-        throw ExitCode.failure
+        try reportingErrors {
+            var options = ChatScreen.Options()
+            options.bellOnMention = bell
+            options.desktopNotifications = notify
+            do {
+                try ClientApp.run(client: try global.openClient("tui"), options: options)
+            } catch let error as TerminalError {
+                throw CommandError(error.description)
+            }
+        }
     }
 }
 

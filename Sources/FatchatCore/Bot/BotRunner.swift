@@ -147,7 +147,7 @@ public final class BotRunner {
         case .notification(let text, let channel, let id, _):
             if options.json { say(output.event("notification", ["text": text, "channel": channel ?? "", "id": id.recordName])) }
         case .sendFailed(let id, let error, _):
-            report("Could not send \(id.recordName): \(error.message) It stays queued; the full-screen client can retry or discard it.")
+            report("Could not send \(id.recordName): \(error.message) It stays in the outbox, with its text, until it is retried or discarded.")
         default:
             break
         }
@@ -155,7 +155,7 @@ public final class BotRunner {
 
     private func show(_ result: CommandResult) {
         switch result {
-        case .done, .quit:
+        case .done, .queued, .quit:
             break
         case .info(let text):
             say(output.event("info", ["text": text]))

@@ -74,6 +74,21 @@ extension ChatClient {
         return MessagePage(messages: page.records.compactMap(Message.init).reversed(), older: page.cursor)
     }
 
+    /// The oldest `limit` messages of a channel, or those after `newer`; oldest first.
+    /// `newer` is `nil` in the result when the page reaches the newest message.
+    public func messagesFromStart(in name: ChannelName, limit: Int = 50, newer cursor: QueryCursor? = nil) throws -> (messages: [Message], newer: QueryCursor?) {
+        let page: QueryResult
+        if let cursor {
+            page = try container.publicDatabase.records(continuing: cursor, resultsLimit: limit)
+        } else {
+            let query = Query(recordType: ChatSchema.messageType,
+                              predicate: try QueryPredicate(format: "channel == %@", name.recordID),
+                              sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
+            page = try container.publicDatabase.records(matching: query, resultsLimit: limit)
+        }
+        return (page.records.compactMap(Message.init), page.cursor)
+    }
+
     private func messageQuery(_ name: ChannelName) throws -> Query {
         Query(recordType: ChatSchema.messageType,
               predicate: try QueryPredicate(format: "channel == %@", name.recordID),

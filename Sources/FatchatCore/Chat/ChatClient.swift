@@ -112,7 +112,7 @@ public final class ChatClient: Sendable {
     }
 
     /// The channel or a clear error.
-    func existingChannel(_ name: ChannelName) throws -> Channel {
+    public func existingChannel(_ name: ChannelName) throws -> Channel {
         guard let channel = try channel(name) else {
             throw CommandError("There is no channel \(name); /join \(name.display) creates it.")
         }
@@ -149,11 +149,15 @@ public final class ChatClient: Sendable {
                 channel = try existingChannel(name)
             }
         }
-        var membership = Record(recordType: ChatSchema.membershipType, recordID: Member.recordID(channel: channel.name, user: user))
-        membership["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
-        membership["user"] = .string(user.recordName)
-        membership["handle"] = .string(handle)
-        try engine.send(saving: [membership])
+        let id = Member.recordID(channel: channel.name, user: user)
+        // Joining again (another terminal, a new handle) updates the stored membership rather than conflicting with it.
+        var membership = (try? container.publicDatabase.record(for: id)) ?? Record(recordType: ChatSchema.membershipType, recordID: id)
+        if membership["handle"]?.stringValue != handle || membership.recordChangeTag == nil {
+            membership["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+            membership["user"] = .string(user.recordName)
+            membership["handle"] = .string(handle)
+            try engine.send(saving: [membership])
+        }
         try Subscriptions(client: self).subscribe(to: channel)
         return (channel, created)
     }

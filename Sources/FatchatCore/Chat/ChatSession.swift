@@ -3,8 +3,10 @@ import RecordStore
 
 /// What running a command produced, for the client or the bot to show.
 public enum CommandResult: Sendable {
-    /// Nothing to show (a message was queued, say).
+    /// Nothing to show.
     case done
+    /// A message was queued; it shows as pending until it is sent.
+    case queued(Record)
     /// A line of information.
     case info(String)
     /// The current channel changed.
@@ -40,8 +42,7 @@ public final class ChatSession {
     public func run(_ command: Command) throws -> CommandResult {
         switch command {
         case .post(let channel, let text):
-            try client.post(text, to: try target(channel))
-            return .done
+            return .queued(try client.post(text, to: try target(channel)))
         case .join(let raw):
             let name = try ChannelName(raw)
             let (channel, created) = try client.join(name)
@@ -77,8 +78,7 @@ public final class ChatSession {
         case .channels:
             return .channels(try client.channels())
         case .attach(let path, let channel):
-            try client.attach(path, to: try target(channel))
-            return .done
+            return .queued(try client.attach(path, to: try target(channel)))
         case .save(let message, let path):
             try client.saveAttachment(of: message, to: path, in: current)
             return .info("Saved to \(path).")

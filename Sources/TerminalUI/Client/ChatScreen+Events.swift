@@ -1,0 +1,102 @@
+import FatchatCore
+import Foundation
+import RecordStore
+import SyncEngine
+
+extension ChatScreen {
+    /// One event from the chat: new messages, edits, deletions, notifications, status.
+    public func handle(_ event: ChatEvent) {
+        switch event {
+        case .message(let message), .messageEdited(let message):
+            receive(message)
+        case .messageDeleted(let id):
+            state.messages.removeAll { $0.id == id.recordName }
+        case .channelChanged(let channel):
+            if let index = channels.firstIndex(where: { $0.recordID == channel.recordID }) {
+                channels[index] = channel
+                refreshChannelList()
+            }
+        case .channelDeleted(let name, let id):
+            channelDeleted(name: name, id: id)
+        case .membersChanged(let channel):
+            if channel == current?.recordID { refreshMembers() }
+        case .notification(let text, let channel, _, _):
+            guard let channel, channel.lowercased() != session.current?.key else { return }
+            state.banner = Banner(text: text, expiresAt: Date().addingTimeInterval(options.bannerSeconds))
+        case .sendFailed(let id, let error, _):
+            mark(id, .failed)
+            notice("not sent: \(error.message) (it stays in the outbox)")
+            refreshStatusCounts()
+        case .sent(let id):
+            mark(id, .sent)
+            refreshStatusCounts()
+        case .status(let status):
+            state.status.pendingCount = status.pending
+            state.status.failedCount = status.failed
+            state.status.syncState = status.online ? "online" : "offline: \(status.pending) queued"
+        case .reload:
+            if let name = session.current { select(name) }
+        }
+    }
+
+    private func mark(_ id: RecordID, _ delivery: MessageItem.Delivery) {
+        if let index = state.messages.firstIndex(where: { $0.id == id.recordName }) {
+            state.messages[index].delivery = delivery
+        }
+    }
+
+    private func receive(_ message: Message) {
+        guard let channel = channels.first(where: { $0.recordID == message.channel }) else { return }
+        let mine = message.sender == client.user
+        if channel.name == session.current {
+            if let index = state.messages.firstIndex(where: { $0.id == message.id.recordName }) {
+                let delivery = state.messages[index].delivery == .failed ? .failed : MessageItem.Delivery.sent
+                state.messages[index] = item(message, delivery: delivery)
+            } else if window.atNewest {
+                state.messages.append(item(message))
+                if state.scroll != .bottom { state.hasNewMessagesBelow = true }
+            } else {
+                state.hasNewMessagesBelow = true
+            }
+        } else if !mine {
+            unread[channel.recordID, default: 0] += 1
+        }
+        if !mine, mentionsMe(message.text) {
+            if channel.name != session.current { mentions.insert(channel.recordID) }
+            if options.bellOnMention { effects.append(.bell) }
+            if options.desktopNotifications {
+                effects.append(.desktopNotification(title: "#\(channel.name.display) <\(message.handle)>", body: message.text))
+            }
+        }
+        refreshChannelList()
+    }
+
+    /// Whether text mentions my handle as a word (`ada`, `@ada`, `ada:`), ignoring case.
+    func mentionsMe(_ text: String) -> Bool {
+        let handle = client.handle.lowercased()
+        guard !handle.isEmpty else { return false }
+        return text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" && $0 != "-" && $0 != "." })
+            .contains { $0 == handle }
+    }
+
+    private func channelDeleted(name: String, id: RecordID) {
+        let wasCurrent = current?.recordID == id
+        channels.removeAll { $0.recordID == id }
+        unread[id] = nil
+        mentions.remove(id)
+        guard wasCurrent else {
+            refreshChannelList()
+            return
+        }
+        if let next = channels.first {
+            select(next.name)
+            notice("#\(name) was deleted; you are now in #\(next.name.display)")
+        } else {
+            state.messages = []
+            state.members = []
+            refreshChannelList()
+            notice("#\(name) was deleted; /join a channel to go on")
+        }
+        state.banner = Banner(text: "#\(name) was deleted", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
+    }
+}

@@ -1,0 +1,95 @@
+import FatchatCore
+import Foundation
+import RecordStore
+
+/// The loaded slice of the current channel's history, and how to extend it.
+///
+/// The slice is contiguous and grows a page at a time from whichever end the
+/// user scrolls toward; the client never loads a whole channel.
+struct HistoryWindow {
+    /// Continues toward older messages; nil at the channel's start.
+    var olderCursor: QueryCursor?
+    /// Continues toward newer messages; nil when the slice reaches the newest.
+    var newerCursor: QueryCursor?
+    /// The slice ends with the channel's newest message, so live messages extend it.
+    var atNewest = true
+}
+
+extension ChatScreen {
+    func item(_ message: Message, delivery: MessageItem.Delivery = .sent) -> MessageItem {
+        var text = message.text
+        if message.attachment != nil {
+            text = "[\(message.attachmentType ?? "file") \(message.shortID)] " + text
+        }
+        return MessageItem(id: message.id.recordName, time: message.date, handle: message.handle,
+                           userID: message.sender?.recordName ?? "", text: text, isEdited: message.edited, delivery: delivery)
+    }
+
+    /// The newest page, scrolled to the bottom.
+    func loadNewest() throws {
+        guard let name = session.current else { return }
+        let page = try client.messages(in: name, limit: options.pageSize)
+        state.messages = page.messages.map { item($0) } + pendingItems(in: name)
+        window = HistoryWindow(olderCursor: page.older, newerCursor: nil, atNewest: true)
+        state.scroll = .bottom
+        state.hasNewMessagesBelow = false
+    }
+
+    /// My messages still in the outbox for this channel, shown as pending.
+    func pendingItems(in name: ChannelName) -> [MessageItem] {
+        let entries = (try? client.engine.outboxEntries()) ?? []
+        return entries.compactMap { entry -> MessageItem? in
+            guard let record = entry.record, var message = Message(record), message.channel == name.recordID else { return nil }
+            message.sender = client.user
+            if case .failed = entry.state { return item(message, delivery: .failed) }
+            return item(message, delivery: .pending)
+        }
+    }
+
+    /// The oldest page, for Home.
+    func loadOldest() throws {
+        guard let name = session.current else { return }
+        let page = try client.messagesFromStart(in: name, limit: options.pageSize)
+        state.messages = page.messages.map { item($0) }
+        window = HistoryWindow(olderCursor: nil, newerCursor: page.newer, atNewest: page.newer == nil)
+        if window.atNewest { state.messages += pendingItems(in: name) }
+        state.scroll = state.messages.first.map { .anchored(messageID: $0.id, line: 0) } ?? .bottom
+        state.hasNewMessagesBelow = false
+    }
+
+    /// Extends the slice by a page of older messages; the scroll anchor keeps the place.
+    func loadOlderIfNeeded() {
+        guard let name = session.current, let cursor = window.olderCursor,
+              ClientRenderer.messageViewport(state, width: width, height: height, options: renderOptions).reachesOldest,
+              let page = try? client.messages(in: name, limit: options.pageSize, older: cursor) else { return }
+        if case .bottom = state.scroll, let first = state.messages.first {
+            state.scroll = .anchored(messageID: first.id, line: 0)
+        }
+        state.messages.insert(contentsOf: page.messages.map { item($0) }, at: 0)
+        window.olderCursor = page.older
+    }
+
+    /// Extends the slice by a page of newer messages when scrolled to its bottom.
+    func loadNewerIfNeeded() {
+        guard let name = session.current, !window.atNewest, let cursor = window.newerCursor,
+              ClientRenderer.messageViewport(state, width: width, height: height, options: renderOptions).isAtBottom,
+              let page = try? client.messagesFromStart(in: name, limit: options.pageSize, newer: cursor) else { return }
+        let known = Set(state.messages.map(\.id))
+        state.messages += page.messages.map { item($0) }.filter { !known.contains($0.id) }
+        window.newerCursor = page.newer
+        if page.newer == nil {
+            window.atNewest = true
+            state.messages += pendingItems(in: name)
+            state.hasNewMessagesBelow = false
+        }
+    }
+
+    /// PgUp and PgDn: a page of lines, loading more history at either end as needed.
+    func scrollPage(up: Bool) {
+        let page = max(1, ClientRenderer.messageRows(width: width, height: height, showsMemberList: state.showsMemberList) - 1)
+        loadOlderIfNeeded()
+        state.scroll = ClientRenderer.scroll(state, by: up ? page : -page, width: width, height: height, options: renderOptions)
+        if up { loadOlderIfNeeded() } else { loadNewerIfNeeded() }
+        if state.scroll == .bottom, window.atNewest { state.hasNewMessagesBelow = false }
+    }
+}

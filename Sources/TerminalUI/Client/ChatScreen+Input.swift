@@ -1,0 +1,148 @@
+import FatchatCore
+import Foundation
+import RecordStore
+
+extension ChatScreen {
+    /// One key or paste from the terminal.
+    public func handle(_ event: InputEvent) {
+        if state.showsHelp {
+            if case .key(let key) = event, [.escape, .function(1), .character("q"), .enter].contains(key) { state.showsHelp = false }
+            return
+        }
+        if case .key(let key) = event, handleClientKey(key) { return }
+        switch editor.handle(event, candidates: completionCandidates()) {
+        case .submit(let line):
+            submit(line)
+        case .edited, .ignored:
+            break
+        }
+    }
+
+    /// Keys that belong to the client rather than the input line. Returns whether it took the key.
+    private func handleClientKey(_ key: Key) -> Bool {
+        switch key {
+        case .control("c"), .control("q"), .control("d") where editor.text.isEmpty:
+            quit()
+        case .control("s"):
+            break
+        case .control("n"):
+            switchChannel(by: 1)
+        case .control("p"):
+            switchChannel(by: -1)
+        case .alt("a"):
+            switchToActivity()
+        case .alt(let digit) where ("1"..."9").contains(digit):
+            if let index = digit.wholeNumberValue, index <= channels.count { select(channels[index - 1].name) }
+        case .pageUp:
+            scrollPage(up: true)
+        case .pageDown:
+            scrollPage(up: false)
+        case .home where editor.text.isEmpty:
+            try? loadOldest()
+        case .end where editor.text.isEmpty:
+            try? loadNewest()
+        case .function(1):
+            state.showsHelp = true
+        case .function(2):
+            state.showsMemberList.toggle()
+        default:
+            return false
+        }
+        return true
+    }
+
+    private func completionCandidates() -> CompletionCandidates {
+        CompletionCandidates(commands: CommandGrammar.entries.map { "/" + $0.name },
+                             channels: channels.map { "#" + $0.name.display },
+                             handles: memberHandles)
+    }
+
+    // MARK: Channels
+
+    func select(_ name: ChannelName) {
+        do {
+            try open(name)
+        } catch {
+            notice("error: \(Self.describe(error))")
+        }
+    }
+
+    private func switchChannel(by step: Int) {
+        guard !channels.isEmpty else { return }
+        let index = channels.firstIndex { $0.name == session.current } ?? 0
+        select(channels[(index + step + channels.count) % channels.count].name)
+    }
+
+    /// Alt-A: the next channel with unread messages, mentions first.
+    private func switchToActivity() {
+        let index = channels.firstIndex { $0.name == session.current } ?? 0
+        let order = (1...max(1, channels.count)).map { channels[(index + $0) % channels.count] }
+        if let target = order.first(where: { mentions.contains($0.recordID) }) ?? order.first(where: { (unread[$0.recordID] ?? 0) > 0 }) {
+            select(target.name)
+        }
+    }
+
+    func quit() {
+        if let name = session.current { markRead(name) }
+        wantsQuit = true
+    }
+
+    // MARK: Commands
+
+    /// Enter: a command, or a message to the current channel. A multi-line paste is always a message.
+    func submit(_ line: String) {
+        do {
+            let command: Command = line.contains("\n") ? .post(channel: nil, text: line) : try CommandGrammar.parse(line)
+            show(try session.run(command))
+        } catch {
+            notice("error: \(Self.describe(error))")
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as CommandError: error.message
+        case let error as StoreError: error.message
+        default: "\(error)"
+        }
+    }
+
+    private func show(_ result: CommandResult) {
+        switch result {
+        case .done:
+            break
+        case .queued(let record):
+            guard var message = Message(record), message.channel == session.current?.recordID else { return }
+            if !window.atNewest { try? loadNewest() }
+            message.sender = client.user
+            message.date = Date()
+            state.messages.removeAll { $0.id == message.id.recordName }
+            state.messages.append(item(message, delivery: .pending))
+            state.scroll = .bottom
+            refreshStatusCounts()
+        case .info(let text):
+            notice(text)
+        case .switched(let name, let created):
+            select(name)
+            notice(created ? "created #\(name.display) and joined it" : "joined #\(name.display)")
+        case .left(let name, let next):
+            channels.removeAll { $0.name == name }
+            if let next { select(next) } else { state.messages = []; refreshChannelList() }
+            notice("left #\(name.display)")
+        case .channels(let all):
+            notice("channels: " + all.map { "#" + $0.name.display }.joined(separator: " "))
+        case .members(let name, let members):
+            notice("#\(name.display): " + members.map(\.handle).joined(separator: " "))
+        case .topic(let name, let topic):
+            notice("topic of #\(name.display): \(topic.isEmpty ? "(none)" : topic)")
+            if let index = channels.firstIndex(where: { $0.name == name }) { channels[index].topic = topic; refreshChannelList() }
+        case .searchResults(let text, let messages):
+            notice(messages.isEmpty ? "no message matches \(text)" : "\(messages.count) match\(messages.count == 1 ? "" : "es") for \(text):")
+            for message in messages { notice("#\(message.channelName) <\(message.handle)> \(message.text)  [\(message.shortID)]") }
+        case .help:
+            state.showsHelp = true
+        case .quit:
+            quit()
+        }
+    }
+}

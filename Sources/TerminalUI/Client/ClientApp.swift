@@ -1,0 +1,57 @@
+import FatchatCore
+import Foundation
+import SyncEngine
+
+/// Runs the full-screen client: ncurses on this thread, the sync engine behind a descriptor.
+public enum ClientApp {
+    /// Runs until the user quits or a signal ends it; the terminal is restored either way.
+    public static func run(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
+        let terminal = try CursesTerminal()
+        let engine = client.engine
+        engine.start()
+        defer { engine.stop() }
+        let size = terminal.size
+        let screen: ChatScreen
+        do {
+            screen = try ChatScreen(client: client, width: size.width, height: size.height, options: options,
+                                    renderOptions: RenderOptions(usesColor: terminal.usesColor))
+        } catch {
+            terminal.close()
+            throw error
+        }
+        terminal.draw(screen.render())
+        try MainLoop.run(terminal: terminal, eventDescriptor: engine.eventDescriptor) { event, terminal in
+            switch event {
+            case .input(let inputs):
+                for input in inputs {
+                    if case .key(.resize) = input {
+                        let size = terminal.size
+                        screen.resize(width: size.width, height: size.height)
+                    } else if case .key(.control("l")) = input {
+                        terminal.invalidate()
+                    } else {
+                        screen.handle(input)
+                    }
+                }
+            case .eventsReady:
+                while let event = engine.nextEvent() {
+                    for chat in ChatEvent.from(event) { screen.handle(chat) }
+                }
+            case .tick:
+                screen.tick()
+            case .terminate:
+                screen.quit()
+                return .stop
+            }
+            for effect in screen.takeEffects() {
+                switch effect {
+                case .bell: terminal.bell()
+                case .desktopNotification(let title, let body): terminal.notify(title: title, body: body)
+                }
+            }
+            if screen.wantsQuit { return .stop }
+            terminal.draw(screen.render())
+            return .proceed
+        }
+    }
+}
