@@ -76,7 +76,7 @@ let package = Package(
         .executableTarget(name: "TUIDemo", dependencies: ["TerminalUI"]),
         .testTarget(
             name: "TerminalUITests",
-            dependencies: ["TerminalUI", "CNCurses", "TUIDemo"]
+            dependencies: ["TerminalUI", "CNCurses", "TUIDemo", "fatchat", "ProcessTestKit", "FatchatCore", "RecordStore"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -65,12 +65,22 @@ public final class SyncEngine: Sendable {
         for (name, loop) in [("fatchat.sync.fetch", fetchLoop), ("fatchat.sync.send", sendLoop)] as [(String, @Sendable () -> Void)] {
             loops.enter()
             let thread = Thread { [loops] in
+                Self.leaveSignalsToTheMainThread()
                 loop()
                 loops.leave()
             }
             thread.name = name
             thread.start()
         }
+    }
+
+    /// Blocks asynchronous signals on the engine's threads, so that SIGWINCH, SIGINT
+    /// and SIGTERM interrupt the main thread's `poll()`, where the client handles them.
+    private static func leaveSignalsToTheMainThread() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
     /// Stops both loops and ends the event sequence.

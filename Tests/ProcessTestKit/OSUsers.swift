@@ -9,6 +9,10 @@ public enum OSUsers {
 
     /// Makes the group and the users (with home directories) if they are not there yet.
     public static func ensure(users: [String], group: String? = nil) throws {
+        // Suites run in parallel; one useradd at a time, or /etc/passwd's lock refuses the second.
+        let lock = open("/tmp/fatchat-test-users.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        defer { if lock >= 0 { close(lock) } }
+        if lock >= 0 { flock(lock, LOCK_EX) }
         if let group, getgrnam(group) == nil {
             try run("/usr/sbin/groupadd", [group], allowing: [9])
         }
@@ -21,8 +25,12 @@ public enum OSUsers {
     }
 
     /// The launcher that runs a command as `user`, with that user's own data directory.
+    ///
+    /// `setpriv` execs in place, so the command stays in the terminal's foreground
+    /// process group and gets SIGWINCH (runuser forks and would not pass it on).
     public static func launcher(for user: String) -> [String] {
-        ["/usr/sbin/runuser", "-u", user, "--", "/usr/bin/env", "-u", "XDG_DATA_HOME", "HOME=/home/\(user)"]
+        ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups", "--",
+         "/usr/bin/env", "-u", "XDG_DATA_HOME", "HOME=/home/\(user)"]
     }
 
     private static func run(_ tool: String, _ arguments: [String], allowing okCodes: Set<Int32> = []) throws {

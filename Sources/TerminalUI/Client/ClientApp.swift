@@ -4,8 +4,19 @@ import SyncEngine
 
 /// Runs the full-screen client: ncurses on this thread, the sync engine behind a descriptor.
 public enum ClientApp {
+    /// Unblocks the signals the client handles on this thread. Something in the
+    /// process's runtime leaves the main thread with them blocked (seen in
+    /// /proc/PID/status), and then SIGWINCH never interrupts `poll()`.
+    static func takeSignalsOnThisThread() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGWINCH, SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
     /// Runs until the user quits or a signal ends it; the terminal is restored either way.
     public static func run(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
+        takeSignalsOnThisThread()
         let terminal = try CursesTerminal()
         let engine = client.engine
         engine.start()
