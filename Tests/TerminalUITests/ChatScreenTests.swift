@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+@testable import FatchatCore
+@testable import RecordStore
+import SyncEngine
+@testable import TerminalUI
+
+/// The client's controller, headless: a real container, keys in, the screen model out.
+@Suite struct ChatScreenTests {
+    final class Sandbox {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("fatchat-screen-\(UUID().uuidString)")
+        deinit { try? FileManager.default.removeItem(at: root) }
+
+        func client(_ name: String = "me", handle: String = "ada") throws -> ChatClient {
+            let container = try Container(url: root.appendingPathComponent("chat"),
+                                          options: Container.Options(privateDataDirectory: root.appendingPathComponent("data-\(name)")))
+            var configuration = SyncEngine.Configuration()
+            configuration.pollInterval = 0.1
+            return try ChatClient(container: container, handle: handle, configuration: configuration)
+        }
+    }
+
+    private func type(_ text: String, into screen: ChatScreen) {
+        for character in text { screen.handle(.key(.character(character))) }
+        screen.handle(.key(.enter))
+    }
+
+    @Test func aFirstRunJoinsGeneralAndDrawsTheFrame() throws {
+        let sandbox = Sandbox()
+        let screen = try ChatScreen(client: try sandbox.client(), width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        let lines = screen.render().lines
+        #expect(lines.count == 24)
+        #expect(lines[0].contains("#general"))
+        #expect(lines[1].hasPrefix("#general"))
+        #expect(lines[22].contains("[ada]"))
+        #expect(lines[23].hasPrefix("[#general]"))
+    }
+
+    @Test func myMessageShowsAtOnceAsPendingThenSent() throws {
+        let sandbox = Sandbox()
+        let client = try sandbox.client()
+        let screen = try ChatScreen(client: client, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        type("hello world", into: screen)
+        #expect(screen.state.messages.last?.text == "hello world")
+        #expect(screen.state.messages.last?.delivery == .pending)
+        #expect(screen.render().lines.contains { $0.contains("<ada> hello world") })
+
+        client.engine.start()
+        defer { client.engine.stop() }
+        #expect(client.engine.waitUntilSent(timeout: 10))
+        let deadline = Date().addingTimeInterval(10)
+        while screen.state.messages.last?.delivery != .sent, Date() < deadline {
+            while let event = client.engine.nextEvent() { ChatEvent.from(event).forEach(screen.handle) }
+            usleep(20_000)
+        }
+        #expect(screen.state.messages.last?.delivery == .sent)
+        #expect(screen.state.messages.filter { $0.text == "hello world" }.count == 1, "the fetched copy replaces the pending one")
+    }
+
+    @Test func scrollbackLoadsOlderPagesLazily() throws {
+        let sandbox = Sandbox()
+        let writer = try sandbox.client("writer", handle: "bob")
+        writer.engine.start()
+        let general = try ChannelName("general")
+        for i in 0..<200 { try writer.post("line \(i)", to: general) }
+        #expect(writer.engine.waitUntilSent(timeout: 30))
+        writer.engine.stop()
+
+        var options = ChatScreen.Options()
+        options.pageSize = 50
+        let screen = try ChatScreen(client: try sandbox.client(), width: 80, height: 24, options: options, renderOptions: RenderOptions(usesColor: false))
+        #expect(screen.state.messages.count == 50, "only the newest page at first")
+        #expect(screen.state.messages.last?.text == "line 199")
+        for _ in 0..<3 { screen.handle(.key(.pageUp)) }
+        #expect(screen.state.messages.count == 100, "one more page after scrolling past the top")
+        #expect(screen.render().lines.contains { $0.contains("new messages below") } == false)
+        screen.handle(.key(.home))
+        #expect(screen.state.messages.first?.text == "line 0")
+        #expect(screen.state.messages.count == 50)
+        screen.handle(.key(.end))
+        #expect(screen.state.messages.last?.text == "line 199")
+        #expect(screen.state.scroll == .bottom)
+    }
+
+    @Test func otherPeoplesEscapesAreDrawnInert() throws {
+        let sandbox = Sandbox()
+        let client = try sandbox.client()
+        let screen = try ChatScreen(client: client, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        var record = Record(recordType: ChatSchema.messageType, recordID: RecordID(recordName: "feedbeef00000001"))
+        record["channel"] = .reference(Reference(recordID: try ChannelName("general").recordID, action: .deleteSelf))
+        record["text"] = "\u{1B}[2J\u{1B}]0;pwned\u{07}gotcha\r"
+        record["handle"] = "eve"
+        record.creationDate = Date()
+        let message = try #require(Message(record))
+        screen.handle(ChatEvent.message(message))
+        let frame = screen.render()
+        let row = try #require(frame.lines.first { $0.contains("gotcha") })
+        #expect(row.contains("^[[2J"))
+        #expect(!frame.lines.joined().unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x0D })
+    }
+
+    @Test func mentionsRingTheBellWhenAskedAndMarkTheChannel() throws {
+        let sandbox = Sandbox()
+        let client = try sandbox.client()
+        var options = ChatScreen.Options()
+        options.bellOnMention = true
+        options.desktopNotifications = true
+        let screen = try ChatScreen(client: client, width: 80, height: 24, options: options, renderOptions: RenderOptions(usesColor: false))
+        #expect(screen.mentionsMe("hey @Ada, look"))
+        #expect(screen.mentionsMe("ada: ping"))
+        #expect(!screen.mentionsMe("adamant"))
+        var record = Record(recordType: ChatSchema.messageType, recordID: RecordID(recordName: "feedbeef00000002"))
+        record["channel"] = .reference(Reference(recordID: try ChannelName("general").recordID, action: .deleteSelf))
+        record["text"] = "ada: lunch?"
+        record["handle"] = "bob"
+        record.creatorUserRecordID = RecordID(recordName: "_4242_bob")
+        screen.handle(ChatEvent.message(try #require(Message(record))))
+        #expect(screen.takeEffects() == [.bell, .desktopNotification(title: "#general <bob>", body: "ada: lunch?")])
+    }
+
+    @Test func helpOpensWithF1AndCloses() throws {
+        let sandbox = Sandbox()
+        let screen = try ChatScreen(client: try sandbox.client(), width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        screen.handle(.key(.function(1)))
+        #expect(screen.render().lines.contains { $0.contains("/join CHANNEL") })
+        screen.handle(.key(.escape))
+        #expect(!screen.state.showsHelp)
+        type("/help", into: screen)
+        #expect(screen.state.showsHelp)
+    }
+}
