@@ -22,7 +22,7 @@ public struct Rect: Sendable, Equatable {
 ///
 /// The title is the top row, the status line and the input line the two bottom rows. Between
 /// them: the channel list on the left (from 60 columns), the messages, and the member list on
-/// the right when asked for and the messages keep at least 40 columns. The member list goes first.
+/// the right when asked for, the channel list shows and the messages keep 40 columns: it goes first.
 public struct Layout: Sendable, Equatable {
     /// The channel list, or nil when the screen is too narrow.
     public var channelList: Rect?
@@ -60,7 +60,7 @@ public struct Layout: Sendable, Equatable {
             channelList = Rect(row: middleTop, column: 0, width: Self.paneWidth, height: middleHeight)
             left = Self.paneWidth + 1
         }
-        if showsMemberList, right - left - Self.paneWidth - 1 >= Self.messagesMinimumWidth {
+        if showsMemberList, channelList != nil, right - left - Self.paneWidth - 1 >= Self.messagesMinimumWidth {
             memberList = Rect(row: middleTop, column: width - Self.paneWidth, width: Self.paneWidth, height: middleHeight)
             right = width - Self.paneWidth - 1
         }

@@ -8,7 +8,9 @@ enum OverlayViews {
 
     /// A framed box with the help text, centred; lines that do not fit are cut.
     static func drawHelp(_ text: String, width: Int, height: Int, on screen: inout Screen, theme: Theme) {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { Sanitizer.inert(String($0)) }
+        var trimmed = Substring(text)
+        while trimmed.last?.isNewline == true { trimmed.removeLast() }
+        let lines = trimmed.split(separator: "\n", omittingEmptySubsequences: false).map { Sanitizer.inert(String($0)) }
         let contentWidth = min(max(10, lines.map { DisplayWidth.of($0) }.max() ?? 0), width - 4)
         let boxWidth = contentWidth + 4
         let boxHeight = min(lines.count + 2, height)

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// Runs the TUIDemo binary inside a private tmux server and reads the screen back.
+@Suite(.serialized) struct TmuxSmokeTests {
+    /// The TUIDemo binary next to the test bundle.
+    static var demoPath: String? {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("TUIDemo"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/TUIDemo"),
+        ]
+        return candidates.map(\.path).first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static var hasTmux: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") }
+
+    struct Tmux {
+        let socket = "fatchat-tui-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let session = "demo"
+
+        /// Runs a tmux command with posix_spawn and waitpid. Foundation's Process left the
+        /// exited tmux client unreaped here and `waitUntilExit` never returned. Output is only
+        /// captured for commands that do not start the server, which would keep a pipe open.
+        @discardableResult
+        func run(_ arguments: [String], capturing: Bool = false) throws -> String {
+            try spawn(["/usr/bin/tmux", "-L", socket] + arguments, capturing: capturing)
+        }
+
+        /// Starts the session running `script`; the pane stays after it exits, so its last
+        /// screen can be read and `kill-server` has no live process to wait for.
+        func start(_ script: String) throws {
+            try run(["start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+                     "new-session", "-d", "-s", session, "-x", "100", "-y", "30", "sh", "-c", script])
+        }
+
+        func capture() throws -> String { try run(["capture-pane", "-p", "-t", session], capturing: true) }
+
+        /// Polls the pane until `predicate` holds, for up to `seconds`.
+        func waitFor(_ seconds: Double = 10, _ predicate: (String) -> Bool) throws -> String {
+            let deadline = Date().addingTimeInterval(seconds)
+            var screen = try capture()
+            while !predicate(screen), Date() < deadline {
+                usleep(100_000)
+                screen = try capture()
+            }
+            return screen
+        }
+
+        /// Stops this test's tmux server. `kill-server` sometimes left the server running
+        /// here, so the server's own pid is killed as well when it outlives the request.
+        func kill() {
+            let pid = Int32((try? run(["display-message", "-p", "#{pid}"], capturing: true))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+            _ = try? run(["kill-server"])
+            guard pid > 0 else { return }
+            for _ in 0..<20 where Glibc.kill(pid, 0) == 0 { usleep(50_000) }
+            if Glibc.kill(pid, 0) == 0 { _ = Glibc.kill(pid, SIGKILL) }
+            unlink("/tmp/tmux-\(getuid())/\(socket)")
+        }
+    }
+
+    @Test(.enabled(if: hasTmux && demoPath != nil))
+    func frameAppearsTypingWorksAndTerminalIsRestoredAfterQ() throws {
+        let demo = try #require(Self.demoPath)
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        let script = "TERM=xterm-256color '\(demo)'; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e echo -e -echo -e icanon -e -icanon"
+        try tmux.start(script)
+        let frame = try tmux.waitFor { $0.contains("<alice> Hello everyone") }
+        #expect(frame.contains("#general — Fatchat demo"))
+        #expect(frame.contains("^[[2J"))              // the escape in a message is shown inert
+        #expect(frame.contains("[#general]"))
+
+        try tmux.run(["send-keys", "-t", tmux.session, "-l", "hello from tmux 你好"])
+        try tmux.run(["send-keys", "-t", tmux.session, "Enter"])
+        let posted = try tmux.waitFor { $0.contains("<me> hello from tmux 你好") }
+        #expect(posted.contains("<me> hello from tmux 你好"))
+
+        try tmux.run(["send-keys", "-t", tmux.session, "q"])
+        let after = try tmux.waitFor { $0.contains("icanon") }
+        #expect(after.contains("EXIT=0"))
+        let modes = after.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(modes.contains("echo"))
+        #expect(modes.contains("icanon"))
+        #expect(!after.contains("<alice> Hello everyone"))   // the full-screen frame is gone
+    }
+
+    @Test(.enabled(if: hasTmux && demoPath != nil))
+    func unknownTermIsAClearErrorNotACrash() throws {
+        let demo = try #require(Self.demoPath)
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try tmux.start("TERM=no-such-terminal '\(demo)'; echo EXIT=$?")
+        let screen = try tmux.waitFor { $0.contains("EXIT=") }
+        #expect(screen.contains("Unknown terminal type 'no-such-terminal'"))
+        #expect(screen.contains("EXIT=1"))
+    }
+}
+
+/// Runs a program, waits for it, and returns its standard output when `capturing`.
+func spawn(_ argv: [String], capturing: Bool) throws -> String {
+    var fds: [Int32] = [-1, -1]
+    if capturing { guard pipe(&fds) == 0 else { throw SpawnError(call: "pipe") } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    if capturing {
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        posix_spawn_file_actions_addclose(&actions, fds[1])
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    }
+    let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+    let cEnv: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { (cArgs + cEnv).forEach { free($0) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, argv[0], &actions, nil, cArgs, cEnv)
+    if capturing { close(fds[1]) }
+    guard result == 0 else {
+        if capturing { close(fds[0]) }
+        throw SpawnError(call: "posix_spawn")
+    }
+    var output = [UInt8]()
+    if capturing {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fds[0], &buffer, buffer.count)
+            if n <= 0 { break }
+            output += buffer[0..<n]
+        }
+        close(fds[0])
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+    return String(decoding: output, as: UTF8.self)
+}
+
+/// A system call failed while starting a helper program.
+struct SpawnError: Error {
+    let call: String
+}
