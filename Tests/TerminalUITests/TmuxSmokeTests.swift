@@ -87,6 +87,31 @@ import Testing
     }
 
     @Test(.enabled(if: hasTmux && demoPath != nil))
+    func resizeRewrapsAndHelpOverlayOpensWithF1() throws {
+        let demo = try #require(Self.demoPath)
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try tmux.start("TERM=xterm-256color '\(demo)'; echo EXIT=$?")
+        let wide = try tmux.waitFor { $0.contains("<bob> hey me") }
+        #expect(wide.contains("#random"))
+
+        try tmux.run(["resize-window", "-t", tmux.session, "-x", "50", "-y", "16"])
+        let narrow = try tmux.waitFor { !$0.contains("#random") && $0.contains("<bob> hey me") }
+        #expect(!narrow.contains("#random"))                 // channel list hidden under 60 columns
+        #expect(narrow.split(separator: "\n").allSatisfy { $0.count <= 50 })
+
+        try tmux.run(["send-keys", "-t", tmux.session, "F1"])
+        let help = try tmux.waitFor { $0.contains("Fatchat keys") }
+        #expect(help.contains("Fatchat keys"))
+        try tmux.run(["send-keys", "-t", tmux.session, "Escape"])
+        let closed = try tmux.waitFor { !$0.contains("Fatchat keys") }
+        #expect(!closed.contains("Fatchat keys"))
+        try tmux.run(["send-keys", "-t", tmux.session, "C-c"])
+        let after = try tmux.waitFor { $0.contains("EXIT=") }
+        #expect(after.contains("EXIT=0"))                    // Ctrl-C reaches the app, which quits cleanly
+    }
+
+    @Test(.enabled(if: hasTmux && demoPath != nil))
     func unknownTermIsAClearErrorNotACrash() throws {
         let demo = try #require(Self.demoPath)
         let tmux = Tmux()
