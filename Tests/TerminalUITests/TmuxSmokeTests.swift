@@ -77,6 +77,15 @@ import Testing
         let posted = try tmux.waitFor { $0.contains("<me> hello from tmux 你好") }
         #expect(posted.contains("<me> hello from tmux 你好"))
 
+        // A bracketed paste of two lines is one message: its second line is a continuation.
+        try tmux.run(["set-buffer", "pasted one\npasted two"])
+        try tmux.run(["paste-buffer", "-p", "-t", tmux.session])
+        try tmux.run(["send-keys", "-t", tmux.session, "Enter"])
+        let pasted = try tmux.waitFor { $0.contains("<me> pasted one") }
+        #expect(pasted.contains("<me> pasted one"))
+        #expect(pasted.contains("pasted two"))
+        #expect(!pasted.contains("<me> pasted two"))
+
         try tmux.run(["send-keys", "-t", tmux.session, "q"])
         let after = try tmux.waitFor { $0.contains("icanon") }
         #expect(after.contains("EXIT=0"))
