@@ -121,6 +121,24 @@ import Testing
     }
 
     @Test(.enabled(if: hasTmux && demoPath != nil))
+    func sigtermRestoresTheTerminal() throws {
+        let demo = try #require(Self.demoPath)
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try tmux.start("TERM=xterm-256color '\(demo)'; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e echo -e -echo")
+        _ = try tmux.waitFor { $0.contains("<bob> hey me") }
+        let shell = try #require(Int32(try tmux.run(["display-message", "-p", "-t", tmux.session, "#{pane_pid}"], capturing: true)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
+        let demoPID = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
+        #expect(kill(demoPID, SIGTERM) == 0)
+        let after = try tmux.waitFor { $0.contains("EXIT=") && $0.contains("echo") }
+        #expect(after.contains("EXIT="))
+        #expect(after.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == "echo" })
+        #expect(!after.contains("<bob> hey me"))             // endwin left the alternate screen
+    }
+
+    @Test(.enabled(if: hasTmux && demoPath != nil))
     func unknownTermIsAClearErrorNotACrash() throws {
         let demo = try #require(Self.demoPath)
         let tmux = Tmux()
