@@ -47,20 +47,25 @@ do {
         guard case .input(let events) = event else { return event == .tick ? .proceed : .stop }
         for input in events {
             let size = terminal.size
-            switch input {
-            case .key(.control("c")): return .stop
-            case .key(.character("q")) where editor.text.isEmpty: return .stop
-            case .key(.resize): terminal.invalidate()
-            case .key(.function(1)): state.showsHelp.toggle()
-            case .key(.escape): state.showsHelp = false
-            case .key(.alt("m")): state.showsMemberList.toggle()
-            case .key(.pageUp), .key(.pageDown):
+            if input == .key(.character("q")), editor.text.isEmpty { return .stop }
+            if case .key(let key) = input, let action = ClientAction.forKey(key, inputIsEmpty: editor.text.isEmpty) {
                 let page = ClientRenderer.messageRows(width: size.width, height: size.height, showsMemberList: state.showsMemberList)
-                state.scroll = ClientRenderer.scroll(state, by: input == .key(.pageUp) ? page : -page, width: size.width, height: size.height)
-            default:
-                if case .submit(let line) = editor.handle(input, candidates: candidates) {
-                    state.messages.append(MessageItem(id: UUID().uuidString, time: Date(), handle: "me", userID: "1000", text: line))
+                switch action {
+                case .quit: return .stop
+                case .resize, .redraw: terminal.invalidate()
+                case .toggleHelp: state.showsHelp.toggle()
+                case .dismiss: state.showsHelp = false
+                case .toggleMemberList: state.showsMemberList.toggle()
+                case .pageUp, .pageDown:
+                    state.scroll = ClientRenderer.scroll(state, by: action == .pageUp ? page : -page, width: size.width, height: size.height)
+                case .scrollToNewest: state.scroll = .bottom
+                case .scrollToOldest: state.scroll = ClientRenderer.scroll(state, by: Int.max / 2, width: size.width, height: size.height)
+                default: break
                 }
+                continue
+            }
+            if case .submit(let line) = editor.handle(input, candidates: candidates) {
+                state.messages.append(MessageItem(id: UUID().uuidString, time: Date(), handle: "me", userID: "1000", text: line))
             }
         }
         redraw(terminal)

@@ -124,3 +124,34 @@ import Testing
         #expect(render(state, 80, 24).text(row: 21).contains("new messages below"))
     }
 }
+
+@Suite struct TinyScreenTests {
+    @Test func everySmallSizeRendersWithoutCrashingOrOverflowing() {
+        var state = ClientViewState()
+        state.title = ChannelTitle(name: "#a-very-long-channel-name", topic: "topic", memberCount: 3)
+        state.channels = [ChannelItem(id: "1", name: "#a", unreadCount: 12345, hasMention: true, createdAt: .init(), isCurrent: true)]
+        state.messages = [MessageItem(id: "m", time: .init(), handle: "someone-with-a-long-handle", userID: "u",
+                                      text: "你好 👨‍👩‍👧 text")]
+        state.members = [MemberItem(handle: "x", userID: "u")]
+        state.showsMemberList = true
+        state.showsHelp = true
+        state.helpText = "help"
+        state.banner = Banner(text: "banner", expiresAt: .distantFuture)
+        var editor = LineEditor()
+        editor.setText("typed 你好")
+        for width in 0...45 {
+            for height in 0...14 {
+                let screen = ClientRenderer.render(state, editor: editor, width: width, height: height)
+                #expect(screen.lines.count == height)
+                #expect(screen.lines.allSatisfy { DisplayWidth.of($0) <= width })
+            }
+        }
+    }
+
+    @Test func fillOutsideTheGridIsIgnored() {
+        var screen = Screen(width: 4, height: 2)
+        screen.fill(row: 5, column: 9, width: 3, height: 3, style: Style(attributes: [.reverse]))
+        screen.restyle(row: 0, column: 7, width: 2) { $0.adding(.bold) }
+        #expect(screen.cells.allSatisfy { $0.style == .plain })
+    }
+}

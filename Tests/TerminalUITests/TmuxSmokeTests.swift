@@ -77,6 +77,15 @@ import Testing
         let posted = try tmux.waitFor { $0.contains("<me> hello from tmux 你好") }
         #expect(posted.contains("<me> hello from tmux 你好"))
 
+        // A bracketed paste of two lines is one message: its second line is a continuation.
+        try tmux.run(["set-buffer", "pasted one\npasted two"])
+        try tmux.run(["paste-buffer", "-p", "-t", tmux.session])
+        try tmux.run(["send-keys", "-t", tmux.session, "Enter"])
+        let pasted = try tmux.waitFor { $0.contains("<me> pasted one") }
+        #expect(pasted.contains("<me> pasted one"))
+        #expect(pasted.contains("pasted two"))
+        #expect(!pasted.contains("<me> pasted two"))
+
         try tmux.run(["send-keys", "-t", tmux.session, "q"])
         let after = try tmux.waitFor { $0.contains("icanon") }
         #expect(after.contains("EXIT=0"))
@@ -84,6 +93,49 @@ import Testing
         #expect(modes.contains("echo"))
         #expect(modes.contains("icanon"))
         #expect(!after.contains("<alice> Hello everyone"))   // the full-screen frame is gone
+    }
+
+    @Test(.enabled(if: hasTmux && demoPath != nil))
+    func resizeRewrapsAndHelpOverlayOpensWithF1() throws {
+        let demo = try #require(Self.demoPath)
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try tmux.start("TERM=xterm-256color '\(demo)'; echo EXIT=$?")
+        let wide = try tmux.waitFor { $0.contains("<bob> hey me") }
+        #expect(wide.contains("#random"))
+
+        try tmux.run(["resize-window", "-t", tmux.session, "-x", "50", "-y", "16"])
+        let narrow = try tmux.waitFor { !$0.contains("#random") && $0.contains("<bob> hey me") }
+        #expect(!narrow.contains("#random"))                 // channel list hidden under 60 columns
+        #expect(narrow.split(separator: "\n").allSatisfy { $0.count <= 50 })
+
+        try tmux.run(["send-keys", "-t", tmux.session, "F1"])
+        let help = try tmux.waitFor { $0.contains("Fatchat keys") }
+        #expect(help.contains("Fatchat keys"))
+        try tmux.run(["send-keys", "-t", tmux.session, "Escape"])
+        let closed = try tmux.waitFor { !$0.contains("Fatchat keys") }
+        #expect(!closed.contains("Fatchat keys"))
+        try tmux.run(["send-keys", "-t", tmux.session, "C-c"])
+        let after = try tmux.waitFor { $0.contains("EXIT=") }
+        #expect(after.contains("EXIT=0"))                    // Ctrl-C reaches the app, which quits cleanly
+    }
+
+    @Test(.enabled(if: hasTmux && demoPath != nil))
+    func sigtermRestoresTheTerminal() throws {
+        let demo = try #require(Self.demoPath)
+        let tmux = Tmux()
+        defer { tmux.kill() }
+        try tmux.start("TERM=xterm-256color '\(demo)'; echo EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -x -e echo -e -echo")
+        _ = try tmux.waitFor { $0.contains("<bob> hey me") }
+        let shell = try #require(Int32(try tmux.run(["display-message", "-p", "-t", tmux.session, "#{pane_pid}"], capturing: true)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
+        let demoPID = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
+        #expect(kill(demoPID, SIGTERM) == 0)
+        let after = try tmux.waitFor { $0.contains("EXIT=") && $0.contains("echo") }
+        #expect(after.contains("EXIT="))
+        #expect(after.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == "echo" })
+        #expect(!after.contains("<bob> hey me"))             // endwin left the alternate screen
     }
 
     @Test(.enabled(if: hasTmux && demoPath != nil))

@@ -51,10 +51,10 @@ public struct Screen: Equatable, Sendable {
 
     /// Sets every cell of a rectangle to a blank in `style`.
     public mutating func fill(row: Int, column: Int, width fillWidth: Int, height fillHeight: Int, style: Style = .plain) {
-        for r in max(0, row)..<min(height, row + max(0, fillHeight)) {
-            for c in max(0, column)..<min(width, column + max(0, fillWidth)) {
-                setCell(row: r, column: c, .blank(style))
-            }
+        let rows = max(0, row)..<max(max(0, row), min(height, row + max(0, fillHeight)))
+        let columns = max(0, column)..<max(max(0, column), min(width, column + max(0, fillWidth)))
+        for r in rows {
+            for c in columns { setCell(row: r, column: c, .blank(style)) }
         }
     }
 
@@ -86,7 +86,7 @@ public struct Screen: Equatable, Sendable {
     /// Changes the style of existing cells without touching their graphemes.
     public mutating func restyle(row: Int, column: Int, width span: Int, _ transform: (Style) -> Style) {
         guard row >= 0, row < height else { return }
-        for c in max(0, column)..<min(width, column + max(0, span)) {
+        for c in max(0, column)..<max(max(0, column), min(width, column + max(0, span))) {
             cells[row * width + c].style = transform(cells[row * width + c].style)
         }
     }

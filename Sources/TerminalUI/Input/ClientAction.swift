@@ -1,0 +1,58 @@
+/// A client-level action bound to a key, for keys the line editor does not take.
+public enum ClientAction: Hashable, Sendable {
+    /// Go to the n-th channel of the list (1-based), Alt-1…Alt-9.
+    case selectChannel(Int)
+    /// Ctrl-N.
+    case nextChannel
+    /// Ctrl-P.
+    case previousChannel
+    /// Alt-A: the next channel with unread messages, mentions first.
+    case nextActiveChannel
+    /// PgUp.
+    case pageUp
+    /// PgDn.
+    case pageDown
+    /// Home on an empty input line: the oldest message.
+    case scrollToOldest
+    /// End on an empty input line: back to the newest message.
+    case scrollToNewest
+    /// F1: open or close the help overlay.
+    case toggleHelp
+    /// Esc: close overlays.
+    case dismiss
+    /// F2 or Alt-M: show or hide the member list.
+    case toggleMemberList
+    /// Ctrl-L: repaint the whole screen.
+    case redraw
+    /// The terminal changed size.
+    case resize
+    /// Ctrl-C or Ctrl-Q: leave.
+    case quit
+
+    /// The action for a key, or nil when the key belongs to the line editor.
+    ///
+    /// Home and End scroll the messages only while the input line is empty; otherwise they
+    /// move the cursor. Ctrl-S is taken here (and ignored) so that it never freezes output.
+    public static func forKey(_ key: Key, inputIsEmpty: Bool) -> ClientAction? {
+        switch key {
+        case .alt(let c):
+            if let digit = c.wholeNumberValue, (1...9).contains(digit) { return .selectChannel(digit) }
+            if c == "a" { return .nextActiveChannel }
+            if c == "m" { return .toggleMemberList }
+            return nil
+        case .control("n"): return .nextChannel
+        case .control("p"): return .previousChannel
+        case .control("c"), .control("q"): return .quit
+        case .control("l"): return .redraw
+        case .pageUp: return .pageUp
+        case .pageDown: return .pageDown
+        case .home where inputIsEmpty: return .scrollToOldest
+        case .end where inputIsEmpty: return .scrollToNewest
+        case .function(1): return .toggleHelp
+        case .function(2): return .toggleMemberList
+        case .escape: return .dismiss
+        case .resize: return .resize
+        default: return nil
+        }
+    }
+}
