@@ -70,8 +70,7 @@ let package = Package(
         ),
         .target(
             name: "TerminalUI",
-            dependencies: ["CNCurses", "FatchatCore", "SyncEngine", "RecordStore"],
-            resources: [.copy("Resources/help.txt")]
+            dependencies: ["CNCurses", "FatchatCore", "SyncEngine", "RecordStore"]
         ),
         .executableTarget(name: "TUIDemo", dependencies: ["TerminalUI"]),
         .testTarget(

@@ -122,7 +122,7 @@ import SyncEngine
         let sandbox = Sandbox()
         let screen = try ChatScreen(client: try sandbox.client(), width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
         screen.handle(.key(.function(1)))
-        #expect(screen.render().lines.contains { $0.contains("/join CHANNEL") })
+        #expect(screen.render().lines.contains { $0.contains("Alt-1") })
         screen.handle(.key(.escape))
         #expect(!screen.state.showsHelp)
         type("/help", into: screen)

@@ -98,7 +98,7 @@ import Testing
         state.helpText = HelpText.bundled
         state.showsHelp = true
         let text = render(state, 80, 24).lines.joined(separator: "\n")
-        #expect(text.contains("Fatchat keys"))
+        #expect(text.contains("Keys:"))
         #expect(text.contains("Ctrl-N / Ctrl-P"))
         #expect(text.contains("┌"))
     }

@@ -15,7 +15,7 @@ public enum Help {
         }
         let width = CommandGrammar.entries.map(\.usage.count).max() ?? 0
         let commands = CommandGrammar.entries.map { $0.usage.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }
-        return (["Commands:"] + commands.map { "  " + $0 } + ["", ChannelName.rules, CommandGrammar.messageReferenceHelp, "", FatchatResources.helpText])
+        return ([FatchatResources.helpText, "Commands:"] + commands.map { "  " + $0 } + ["", ChannelName.rules, CommandGrammar.messageReferenceHelp])
             .joined(separator: "\n")
     }
 }

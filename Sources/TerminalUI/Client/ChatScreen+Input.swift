@@ -20,32 +20,35 @@ extension ChatScreen {
 
     /// Keys that belong to the client rather than the input line. Returns whether it took the key.
     private func handleClientKey(_ key: Key) -> Bool {
-        switch key {
-        case .control("c"), .control("q"), .control("d") where editor.text.isEmpty:
-            quit()
-        case .control("s"):
-            break
-        case .control("n"):
+        guard let action = ClientAction.forKey(key, inputIsEmpty: editor.text.isEmpty) else { return false }
+        switch action {
+        case .selectChannel(let index):
+            if index <= channels.count { select(channels[index - 1].name) }
+        case .nextChannel:
             switchChannel(by: 1)
-        case .control("p"):
+        case .previousChannel:
             switchChannel(by: -1)
-        case .alt("a"):
+        case .nextActiveChannel:
             switchToActivity()
-        case .alt(let digit) where ("1"..."9").contains(digit):
-            if let index = digit.wholeNumberValue, index <= channels.count { select(channels[index - 1].name) }
         case .pageUp:
             scrollPage(up: true)
         case .pageDown:
             scrollPage(up: false)
-        case .home where editor.text.isEmpty:
-            try? loadOldest()
-        case .end where editor.text.isEmpty:
-            try? loadNewest()
-        case .function(1):
-            state.showsHelp = true
-        case .function(2):
+        case .scrollToOldest:
+            do { try loadOldest() } catch { notice("error: \(Self.describe(error))") }
+        case .scrollToNewest:
+            do { try loadNewest() } catch { notice("error: \(Self.describe(error))") }
+        case .toggleHelp:
+            state.showsHelp.toggle()
+        case .dismiss:
+            state.showsHelp = false
+            state.banner = nil
+        case .toggleMemberList:
             state.showsMemberList.toggle()
-        default:
+        case .quit:
+            quit()
+        case .redraw, .resize:
+            // The terminal's business: ClientApp repaints or asks for the new size.
             return false
         }
         return true

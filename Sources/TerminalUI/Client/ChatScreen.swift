@@ -59,7 +59,7 @@ public final class ChatScreen {
         self.height = height
         state.myHandle = client.handle
         state.status = StatusInfo(handle: client.handle, syncState: "connecting")
-        state.helpText = (try? Help.text(for: nil)) ?? ""
+        state.helpText = HelpText.bundled
         channels = try client.joinedChannels()
         if channels.isEmpty {
             let general = try ChannelName("general")

@@ -35,12 +35,13 @@ public enum ClientApp {
             switch event {
             case .input(let inputs):
                 for input in inputs {
-                    if case .key(.resize) = input {
+                    switch input {
+                    case .key(let key) where ClientAction.forKey(key, inputIsEmpty: false) == .resize:
                         let size = terminal.size
                         screen.resize(width: size.width, height: size.height)
-                    } else if case .key(.control("l")) = input {
+                    case .key(let key) where ClientAction.forKey(key, inputIsEmpty: false) == .redraw:
                         terminal.invalidate()
-                    } else {
+                    default:
                         screen.handle(input)
                     }
                 }
