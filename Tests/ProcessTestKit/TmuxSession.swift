@@ -1,36 +1,40 @@
 import Foundation
 
-/// A program running in a detached tmux session, driven like a person would: keys in, screen out.
+/// A program running in a tmux session on a private server, driven like a person would: keys in, screen out.
 public final class TmuxSession: Sendable {
     public let name: String
+    /// Each session has its own server (`tmux -L`), so tests never share or kill each other's.
+    private let socket: String
 
     /// Whether tmux is installed.
-    public static var available: Bool {
-        ["/usr/bin/tmux", "/usr/local/bin/tmux"].contains { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    public static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") }
 
-    /// Starts `command` in a new session of `width`×`height`; when it exits, the session stays for inspection.
+    /// Starts `command` in a new session of `width`×`height`. When it exits, the pane
+    /// stays with `EXITED <status>` on its last line.
     public init(name: String, width: Int, height: Int, command: [String]) throws {
         self.name = name
+        socket = "fatchat-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let quoted = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        try Self.tmux(["new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)", quoted + "; echo EXITED $?; sleep 60"])
+        // Never capture new-session's output: the server it starts would hold that pipe open.
+        try tmux(["start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+                  "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)", "sh", "-c", quoted + "; echo EXITED $?"])
     }
 
     /// Types text literally.
-    public func type(_ text: String) throws { try Self.tmux(["send-keys", "-t", name, "-l", text]) }
+    public func type(_ text: String) throws { try tmux(["send-keys", "-t", name, "-l", text]) }
 
     /// Presses a key by tmux's name for it: `Enter`, `C-c`, `F1`, `M-2`, `PPage`.
-    public func press(_ key: String) throws { try Self.tmux(["send-keys", "-t", name, key]) }
+    public func press(_ key: String) throws { try tmux(["send-keys", "-t", name, key]) }
 
     /// The screen as text.
-    public func capture() throws -> String { try Self.tmux(["capture-pane", "-p", "-t", name]) }
+    public func capture() throws -> String { try tmux(["capture-pane", "-p", "-t", name], capturing: true) }
 
     /// The screen as text, or empty if tmux could not be asked; for failure messages.
     public var screen: String { (try? capture()) ?? "" }
 
     /// Resizes the window, as a terminal window being resized.
     public func resize(width: Int, height: Int) throws {
-        try Self.tmux(["resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"])
+        try tmux(["resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"])
     }
 
     /// Waits until the screen contains `text`.
@@ -43,28 +47,26 @@ public final class TmuxSession: Sendable {
         return false
     }
 
-    /// Waits until the program exited (the session then shows `EXITED`).
+    /// Waits until the program exited.
     public func waitForExit(timeout: Duration = .seconds(20)) async throws -> Bool {
         try await waitFor("EXITED", timeout: timeout)
     }
 
-    /// Ends the session and its program.
-    public func kill() { _ = try? Self.tmux(["kill-session", "-t", name]) }
+    /// Ends the session's server and its program. `kill-server` sometimes left the
+    /// server running, so its own pid is killed when it outlives the request.
+    public func kill() {
+        let pid = Int32((try? tmux(["display-message", "-p", "#{pid}"], capturing: true))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        _ = try? tmux(["kill-server"])
+        if pid > 0 {
+            for _ in 0..<20 where Glibc.kill(pid, 0) == 0 { usleep(50_000) }
+            if Glibc.kill(pid, 0) == 0 { _ = Glibc.kill(pid, SIGKILL) }
+        }
+        unlink("/tmp/tmux-\(getuid())/\(socket)")
+    }
 
     @discardableResult
-    static func tmux(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["tmux"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw WorkerProcess.Failure(description: "tmux \(arguments.first ?? "") failed with status \(process.terminationStatus)")
-        }
-        return String(decoding: data, as: UTF8.self)
+    private func tmux(_ arguments: [String], capturing: Bool = false) throws -> String {
+        try spawn(["/usr/bin/tmux", "-L", socket] + arguments, capturing: capturing)
     }
 }
