@@ -134,8 +134,12 @@ final class NetworkConnections: SQLiteConnections {
     }
 
     private func open() throws -> DatabaseQueue {
+        // No busy timeout here: SQLite would wait for the lock inside this
+        // connection, opened before the other writer committed, and on FUSE its
+        // view of the file goes stale meanwhile (two bindfs mounts: "database disk
+        // image is malformed"). `retryingBusy` waits instead, then opens afresh.
         var config = Configuration()
-        config.busyMode = .timeout(settings.busyTimeout)
+        config.busyMode = .immediateError
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
