@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "RecordStore", targets: ["RecordStore"]),
+        .library(name: "SyncEngine", targets: ["SyncEngine"]),
+        .library(name: "FatchatCore", targets: ["FatchatCore"]),
+        .executable(name: "fatchat", targets: ["fatchat"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -17,6 +20,21 @@ let package = Package(
             name: "RecordStore",
             dependencies: ["CStatfs", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .target(name: "SyncEngine", dependencies: ["RecordStore"]),
+        .target(
+            name: "FatchatResources",
+            path: "Resources",
+            resources: [.copy("help.txt"), .copy("alerts.en.json")]
+        ),
+        .target(name: "FatchatCore", dependencies: ["SyncEngine", "RecordStore", "FatchatResources"]),
+        .executableTarget(
+            name: "fatchat",
+            dependencies: [
+                "FatchatCore",
+                "SyncEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "StoreWorker",
             dependencies: [
@@ -24,9 +42,25 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(name: "ProcessTestKit", path: "Tests/ProcessTestKit"),
         .testTarget(
             name: "RecordStoreTests",
-            dependencies: ["RecordStore", "StoreWorker"]
+            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit", "FatchatResources"]
+        ),
+        .executableTarget(
+            name: "SyncWorker",
+            dependencies: [
+                "SyncEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "FatchatCoreTests",
+            dependencies: ["FatchatCore", "RecordStore", "SyncEngine", "fatchat", "ProcessTestKit"]
+        ),
+        .testTarget(
+            name: "SyncEngineTests",
+            dependencies: ["SyncEngine", "RecordStore", "SyncWorker", "ProcessTestKit"]
         ),
     ],
     swiftLanguageModes: [.v6]

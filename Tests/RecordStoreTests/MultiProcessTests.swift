@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestKit
 import Testing
 @testable import RecordStore
 

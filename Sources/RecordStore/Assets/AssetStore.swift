@@ -40,6 +40,8 @@ struct AssetStore: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try FileManager.default.copyItem(at: source, to: temporary)
+            // The copy keeps the source's mode; everyone who can open the container must read it.
+            chmod(temporary.path, 0o644)
             if rename(temporary.path, target.path) != 0 {
                 throw StoreError(.serviceUnavailable, "Cannot store the asset \(hash): \(String(cString: strerror(errno))).")
             }

@@ -43,12 +43,23 @@ public struct RecordChange: Sendable {
     public var date: Date
 }
 
+/// A record that was deleted: its ID and the type it had.
+public struct DeletedRecord: Hashable, Sendable {
+    public var recordID: RecordID
+    public var recordType: String
+
+    public init(recordID: RecordID, recordType: String) {
+        self.recordID = recordID
+        self.recordType = recordType
+    }
+}
+
 /// What changed since a token.
 public struct ChangeBatch: Sendable {
     /// Records created or changed, in their current state, each once.
     public var changedRecords: [Record]
     /// Records that were deleted, each once, with their types.
-    public var deletedRecords: [(recordID: RecordID, recordType: String)]
+    public var deletedRecords: [DeletedRecord]
     /// Every change in order, including several changes to one record.
     public var changes: [RecordChange]
     /// Where the next fetch continues.
@@ -99,12 +110,12 @@ extension RecordDatabase {
                     record: current[row.recordID] ?? nil, previousFields: row.previousFields, date: row.date))
             }
             var changed: [Record] = []
-            var deleted: [(recordID: RecordID, recordType: String)] = []
+            var deleted: [DeletedRecord] = []
             for id in order {
                 if let record = current[id] ?? nil {
                     changed.append(record)
                 } else if let type = rows.last(where: { $0.recordID == id })?.recordType {
-                    deleted.append((id, type))
+                    deleted.append(DeletedRecord(recordID: id, recordType: type))
                 }
             }
             return ChangeBatch(changedRecords: changed, deletedRecords: deleted, changes: changes,
@@ -120,5 +131,26 @@ extension RecordChange.Kind {
         case .updated: self = .updated
         case .deleted: self = .deleted
         }
+    }
+}
+
+/// Tells a watcher, cheaply, whether the database may have changed since it last asked.
+///
+/// On a local filesystem it reads `PRAGMA data_version` on a dedicated
+/// connection; on a network filesystem it reopens the file and reads the newest
+/// change sequence. The first call always answers `true`.
+public final class ChangeSignal: Sendable {
+    private let signal: any StorageChangeSignal
+
+    init(_ signal: any StorageChangeSignal) { self.signal = signal }
+
+    /// Whether another connection may have committed since the previous call.
+    public func hasChanged() throws -> Bool { try signal.hasChanged() }
+}
+
+extension RecordDatabase {
+    /// A new change signal for this database; keep it, and ask it on every wake-up.
+    public func makeChangeSignal() throws -> ChangeSignal {
+        ChangeSignal(try storage.makeChangeSignal())
     }
 }

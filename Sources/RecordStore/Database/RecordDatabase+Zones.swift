@@ -40,3 +40,12 @@ extension RecordDatabase {
             .sorted { $0.isDefault && !$1.isDefault }
     }
 }
+
+extension RecordDatabase {
+    /// Every record in a zone, in no particular order. Meant for small zones, such as an outbox.
+    public func allRecords(in zone: ZoneID) throws -> [Record] {
+        try storage.read { reader in
+            try reader.recordIDs(inZone: zone.zoneName).compactMap { try reader.record($0, keys: nil) }
+        }
+    }
+}

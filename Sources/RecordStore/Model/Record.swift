@@ -35,6 +35,16 @@ public struct Record: Hashable, Sendable {
         self.fields = [:]
     }
 
+    /// Rebuilds a copy of a record from what was kept of it (an outbox, say):
+    /// its fields and the change tag it was last fetched with.
+    public init(recordType: String, recordID: RecordID, fields: [String: FieldValue], changeTag: String?) {
+        self.recordType = recordType
+        self.recordID = recordID
+        self.fields = fields
+        self.recordChangeTag = changeTag
+        self.changedKeys = Set(fields.keys)
+    }
+
     init(stored recordType: String, recordID: RecordID, fields: [String: FieldValue]) {
         self.recordType = recordType
         self.recordID = recordID

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The one seam between RecordStore's logic and the engine that holds the data.
 ///
@@ -17,6 +18,9 @@ protocol RecordStorage: Sendable {
     /// A `body` that throws rolls everything back. The storage retries busy
     /// locks itself; `SQLITE_BUSY` never reaches the caller.
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+
+    /// A cheap way to learn that another process committed.
+    func makeChangeSignal() throws -> any StorageChangeSignal
 }
 
 /// One change-log entry.
@@ -49,6 +53,16 @@ protocol StorageReader {
     func latestSequence() throws -> Int64
     /// Entries up to and including this sequence were pruned; older tokens are expired.
     func prunedThrough() throws -> Int64
+    /// One page of a query's matching records, in order, each with its position for a cursor.
+    func records(matching request: QueryRequest) throws -> [(record: Record, position: QueryPosition)]
+    /// The index marks of a record type's fields.
+    func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions]
+    /// The stored subscriptions of one owner, as the text the database layer saved.
+    func subscriptionBodies(owner: String) throws -> [String]
+    /// Each record type with its record count and the type of each field key seen.
+    func recordTypeSummary() throws -> [RecordTypeSummary]
+    /// Problems an integrity check found; empty when all is well.
+    func integrityProblems() throws -> [String]
 }
 
 /// Writes, made inside `RecordStorage.write`.
@@ -69,4 +83,39 @@ protocol StorageWriter: StorageReader {
     func removeZone(_ name: String) throws
     /// Runs `body` so that, if it throws, only its own writes are undone.
     func savepoint<T>(_ body: () throws -> T) throws -> T
+    /// Marks a field of a record type (empty options remove the mark), and builds or drops its indexes.
+    func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws
+    /// Saves or replaces one owner's subscription.
+    func saveSubscription(id: String, owner: String, body: String) throws
+    /// Deletes one owner's subscription; returns whether there was one.
+    func deleteSubscription(id: String, owner: String) throws -> Bool
+    /// Removes every record, change and subscription; returns the asset hashes that were in use.
+    func eraseAll() throws -> Set<String>
+}
+
+/// Tells cheaply whether another connection committed since the last call.
+protocol StorageChangeSignal: Sendable {
+    /// `true` if the database may have changed since the previous call (or this is the first call).
+    func hasChanged() throws -> Bool
+}
+
+extension RecordStorage {
+    /// A change signal that reads the newest change-log sequence: correct on any engine, one read per call.
+    func makeSequenceSignal() -> any StorageChangeSignal { SequenceChangeSignal(storage: self) }
+}
+
+/// Compares the newest change-log sequence with the one seen last time.
+final class SequenceChangeSignal: StorageChangeSignal {
+    private let storage: any RecordStorage
+    private let last = Mutex<Int64?>(nil)
+
+    init(storage: any RecordStorage) { self.storage = storage }
+
+    func hasChanged() throws -> Bool {
+        let latest = try storage.read { try $0.latestSequence() }
+        return last.withLock { previous in
+            defer { previous = latest }
+            return previous != latest
+        }
+    }
 }

@@ -51,12 +51,17 @@ struct SQLiteSettings: Sendable {
 /// `serviceUnavailable`, and the pool is reopened once the file is back.
 final class LocalConnections: SQLiteConnections {
     private let settings: SQLiteSettings
+    var path: String { settings.path }
     private let state: Mutex<(pool: DatabasePool, inode: FileIdentity)?>
 
     init(settings: SQLiteSettings) throws {
         self.settings = settings
         let pool = try Self.open(settings)
-        try Schema.prepare(pool, path: settings.path)
+        do {
+            try Schema.prepare(pool, path: settings.path)
+        } catch {
+            throw StoreError.translating(error, path: settings.path)
+        }
         self.state = Mutex((pool, try FileIdentity.of(settings.path)))
     }
 
@@ -66,6 +71,7 @@ final class LocalConnections: SQLiteConnections {
         config.journalMode = .wal
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            SQLFunctions.register(db)
         }
         do {
             // GRDB opens the pool's readers read-only, which a `mode=rw` URI
@@ -123,13 +129,17 @@ final class NetworkConnections: SQLiteConnections {
     init(settings: SQLiteSettings, staleLockAge: TimeInterval = 10) throws {
         self.settings = settings
         self.staleLockAge = staleLockAge
-        try settings.retryingBusy(beforeRetry: breakStaleLock) {
-            let queue = try open()
-            defer { try? queue.close() }
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = DELETE")
+        do {
+            try settings.retryingBusy(beforeRetry: breakStaleLock) {
+                let queue = try open()
+                defer { try? queue.close() }
+                try queue.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA journal_mode = DELETE")
+                }
+                try Schema.prepare(queue, path: settings.path)
             }
-            try Schema.prepare(queue, path: settings.path)
+        } catch {
+            throw StoreError.translating(error, path: settings.path)
         }
     }
 
@@ -142,6 +152,7 @@ final class NetworkConnections: SQLiteConnections {
         config.busyMode = .immediateError
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            SQLFunctions.register(db)
         }
         return try DatabaseQueue(path: settings.uri(vfs: "unix-dotfile"), configuration: config)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// `RecordStorage` on one SQLite file.
 final class SQLiteStorage: RecordStorage {
@@ -134,10 +135,12 @@ struct SQLiteAccess: StorageWriter {
         for hash in Set(record.assets.compactMap(\.contentHash)) {
             try db.execute(sql: "INSERT INTO asset_use (hash, record) VALUES (?, ?)", arguments: [hash, rowID])
         }
+        try indexSearchText(of: record, rowID: rowID)
     }
 
     func remove(_ id: RecordID) throws -> Record? {
         guard let existing = try record(id, keys: nil) else { return nil }
+        try removeSearchText(of: id)
         try db.execute(sql: "DELETE FROM record WHERE zone = ? AND name = ?", arguments: [id.zoneID.zoneName, id.recordName])
         return existing
     }
@@ -189,5 +192,40 @@ struct SQLiteAccess: StorageWriter {
             }
         }
         return try result.get()
+    }
+}
+
+extension SQLiteStorage {
+    /// Local mode: `PRAGMA data_version` on a dedicated connection. Network
+    /// mode: the newest change sequence, read through a fresh connection.
+    func makeChangeSignal() throws -> any StorageChangeSignal {
+        guard let local = connections as? LocalConnections else { return makeSequenceSignal() }
+        return try DataVersionSignal(path: local.path)
+    }
+}
+
+/// Watches `PRAGMA data_version` on its own read-only connection, which
+/// changes whenever any other connection commits.
+final class DataVersionSignal: StorageChangeSignal {
+    private let queue: DatabaseQueue
+    private let last = Mutex<Int64?>(nil)
+
+    init(path: String) throws {
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(1)
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+        } catch {
+            throw StoreError.translating(error, path: path)
+        }
+    }
+
+    func hasChanged() throws -> Bool {
+        let version = try queue.inDatabase { try Int64.fetchOne($0, sql: "PRAGMA data_version") }
+        return last.withLock { previous in
+            defer { previous = version }
+            return previous != version
+        }
     }
 }

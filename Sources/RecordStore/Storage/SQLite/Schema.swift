@@ -58,6 +58,23 @@ enum Schema {
             try db.execute(sql: "INSERT INTO fatchat_meta (key, value) VALUES ('database_id', ?), ('pruned_through', '0')",
                            arguments: [UUID().uuidString])
         }
+        migrator.registerMigration("v2-queries") { db in
+            try db.execute(sql: """
+                CREATE TABLE field_mark (
+                    type TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    options INTEGER NOT NULL,
+                    PRIMARY KEY (type, key)
+                ) WITHOUT ROWID;
+                CREATE VIRTUAL TABLE record_search USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+                CREATE TABLE subscription (
+                    owner TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    PRIMARY KEY (owner, id)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 

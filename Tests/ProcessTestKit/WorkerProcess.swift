@@ -1,25 +1,26 @@
 import Foundation
 import Synchronization
 
-/// A running `store-worker` (the `StoreWorker` product), its output collected as it arrives.
+/// A running helper process (one of the package's executables), its output collected as it arrives.
 ///
 /// Standard output and standard error are drained by threads of their own, so
 /// a worker never blocks on a full pipe, and what a killed worker had written
 /// is still read after it died.
-final class WorkerProcess: Sendable {
+public final class WorkerProcess: Sendable {
     /// Something about running a worker went wrong; the message says what.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
     }
 
-    let name: String
+    public let name: String
     private let process: Process
     private let output: PipeCollector
     private let errors: PipeCollector
 
-    /// The worker binary, built next to the test bundle; `$STORE_WORKER` overrides.
-    static func executable() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["STORE_WORKER"] {
+    /// A product binary built next to the test bundle; `$<NAME>_PATH` (upper-cased) overrides.
+    public static func executable(_ product: String) throws -> URL {
+        if let path = ProcessInfo.processInfo.environment[product.uppercased() + "_PATH"] {
             return URL(fileURLWithPath: path)
         }
         var directories: [URL] = []
@@ -28,17 +29,18 @@ final class WorkerProcess: Sendable {
         }
         directories.append(Bundle.main.bundleURL.deletingLastPathComponent())
         directories.append(Bundle.main.bundleURL)
-        let candidates = directories.map { $0.appendingPathComponent("StoreWorker") }
+        let candidates = directories.map { $0.appendingPathComponent(product) }
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw Failure(description: "The StoreWorker binary is not next to the test bundle (looked at \(candidates.map(\.path).joined(separator: ", "))). Build it with `swift build`, or set STORE_WORKER to its path.")
+            throw Failure(description: "The \(product) binary is not next to the test bundle (looked at \(candidates.map(\.path).joined(separator: ", "))). Build it with `swift build`, or set \(product.uppercased())_PATH to its path.")
         }
         return found
     }
 
-    /// Starts the worker with `arguments`, directly, or through `launcher` (e.g. `runuser -u USER --`).
-    init(_ name: String, _ arguments: [String], launcher: [String] = [], environment: [String: String] = [:]) throws {
+    /// Starts `executable` with `arguments`, directly, or through `launcher` (e.g. `runuser -u USER --`).
+    public init(_ name: String, executable: String = "StoreWorker", _ arguments: [String], launcher: [String] = [],
+                environment: [String: String] = [:], input: FileHandle? = nil) throws {
         self.name = name
-        let worker = try Self.executable()
+        let worker = try Self.executable(executable)
         let process = Process()
         if let first = launcher.first {
             process.executableURL = URL(fileURLWithPath: first)
@@ -53,23 +55,23 @@ final class WorkerProcess: Sendable {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = input ?? FileHandle.nullDevice
         try process.run()
         self.process = process
         output = PipeCollector(out.fileHandleForReading)
         errors = PipeCollector(err.fileHandleForReading)
     }
 
-    var processIdentifier: Int32 { process.processIdentifier }
+    public var processIdentifier: Int32 { process.processIdentifier }
 
     /// The complete lines written to stdout so far.
-    var lines: [String] { output.lines }
+    public var lines: [String] { output.lines }
 
     /// Everything written to stderr so far.
-    var errorText: String { errors.text }
+    public var errorText: String { errors.text }
 
     /// Waits until at least `count` lines arrived, the worker ended, or the timeout passed.
-    func waitForLines(_ count: Int, timeout: Duration) async -> Bool {
+    public func waitForLines(_ count: Int, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if output.lineCount >= count { return true }
@@ -80,7 +82,7 @@ final class WorkerProcess: Sendable {
     }
 
     /// Sends a signal to the worker.
-    func signal(_ signal: Int32) {
+    public func signal(_ signal: Int32) {
         if process.isRunning { kill(process.processIdentifier, signal) }
     }
 
@@ -88,7 +90,7 @@ final class WorkerProcess: Sendable {
     ///
     /// Past the timeout the worker is killed, and this throws.
     @discardableResult
-    func finish(timeout: Duration) async throws -> Termination {
+    public func finish(timeout: Duration) async throws -> Termination {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             if ContinuousClock.now >= deadline {
@@ -110,7 +112,7 @@ final class WorkerProcess: Sendable {
     }
 
     /// Kills the worker if it still runs; for cleanup on a failed test.
-    func killIfRunning() {
+    public func killIfRunning() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -118,11 +120,15 @@ final class WorkerProcess: Sendable {
     }
 
     /// How a worker ended.
-    struct Termination: Equatable, CustomStringConvertible {
-        var status: Int32
-        var signaled: Bool
-        var description: String { signaled ? "signal \(status)" : "exit \(status)" }
-        static let success = Termination(status: 0, signaled: false)
+    public struct Termination: Equatable, Sendable, CustomStringConvertible {
+        public var status: Int32
+        public var signaled: Bool
+        public init(status: Int32, signaled: Bool) {
+            self.status = status
+            self.signaled = signaled
+        }
+        public var description: String { signaled ? "signal \(status)" : "exit \(status)" }
+        public static let success = Termination(status: 0, signaled: false)
     }
 }
 
@@ -155,7 +161,7 @@ private final class PipeCollector: Sendable {
     var text: String { state.withLock { String(decoding: $0.data, as: UTF8.self) } }
 
     /// Complete lines only: a line counts once its newline arrived.
-    var lines: [String] {
+    public var lines: [String] {
         let text = self.text
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         lines.removeLast()  // after the last newline: empty, or a line still being written

@@ -1,0 +1,148 @@
+import Foundation
+
+/// Turns the bot's input lines into commands: plain lines, or JSON objects with `--json`.
+public enum BotInput {
+    /// The longest input line the bot accepts; longer ones are refused and skipped.
+    public static let maximumLineBytes = 1_048_576
+
+    /// Every JSON command's shape: its `cmd` and the fields it takes.
+    static let shapes: [String: (required: [String], optional: [String])] = [
+        "post": (["text"], ["channel"]),
+        "join": (["channel"], []),
+        "leave": ([], ["channel"]),
+        "create": (["channel"], ["topic"]),
+        "delete": (["channel"], []),
+        "topic": ([], ["channel", "text"]),
+        "nick": (["handle"], []),
+        "who": ([], ["channel"]),
+        "channels": ([], []),
+        "attach": (["path"], ["channel"]),
+        "save": (["id", "path"], []),
+        "edit": (["id", "text"], []),
+        "del": (["id"], []),
+        "search": (["text"], []),
+        "help": ([], ["topic"]),
+        "quit": ([], []),
+    ]
+
+    /// One line of plain input: a slash command, or a message to the current channel.
+    public static func plain(_ bytes: some Collection<UInt8>) throws(CommandError) -> Command {
+        try CommandGrammar.parse(try text(of: bytes))
+    }
+
+    /// One line of `--json` input: `{"cmd":"post","channel":"general","text":"hi"}`.
+    public static func json(_ bytes: some Collection<UInt8>) throws(CommandError) -> Command {
+        let data = Data(bytes)
+        _ = try text(of: bytes)
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw CommandError("Not valid JSON; send one object per line, like {\"cmd\":\"post\",\"channel\":\"general\",\"text\":\"hi\"}.")
+        }
+        guard let object = parsed as? [String: Any] else {
+            throw CommandError("Each line must be a JSON object, like {\"cmd\":\"post\",\"channel\":\"general\",\"text\":\"hi\"}.")
+        }
+        guard let cmd = object["cmd"] as? String else {
+            throw CommandError("The object has no \"cmd\" string; one of: \(shapes.keys.sorted().joined(separator: ", ")).")
+        }
+        guard let shape = shapes[cmd] else {
+            throw CommandError("Unknown cmd \"\(cmd)\"; one of: \(shapes.keys.sorted().joined(separator: ", ")).")
+        }
+        let allowed = Set(["cmd"] + shape.required + shape.optional)
+        if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw CommandError("\"\(cmd)\" takes \(describe(shape)); it has no field \"\(unknown)\".")
+        }
+        var fields: [String: String] = [:]
+        for (key, value) in object where key != "cmd" {
+            guard let string = value as? String else {
+                throw CommandError("Field \"\(key)\" of \"\(cmd)\" must be a string.")
+            }
+            fields[key] = string
+        }
+        if let missing = shape.required.first(where: { fields[$0] == nil }) {
+            throw CommandError("\"\(cmd)\" needs \"\(missing)\"; it takes \(describe(shape)).")
+        }
+        let f = { (key: String) in fields[key] ?? "" }
+        switch cmd {
+        case "post": return .post(channel: fields["channel"], text: f("text"))
+        case "join": return .join(channel: f("channel"))
+        case "leave": return .leave(channel: fields["channel"])
+        case "create": return .create(channel: f("channel"), topic: fields["topic"])
+        case "delete": return .delete(channel: f("channel"))
+        case "topic": return .topic(channel: fields["channel"], text: fields["text"])
+        case "nick": return .nick(handle: f("handle"))
+        case "who": return .who(channel: fields["channel"])
+        case "channels": return .channels
+        case "attach": return .attach(path: f("path"), channel: fields["channel"])
+        case "save": return .save(message: f("id"), path: f("path"))
+        case "edit": return .edit(message: f("id"), text: f("text"))
+        case "del": return .deleteMessage(message: f("id"))
+        case "search": return .search(text: f("text"))
+        case "help": return .help(topic: fields["topic"])
+        default: return .quit
+        }
+    }
+
+    private static func describe(_ shape: (required: [String], optional: [String])) -> String {
+        let parts = shape.required.map { "\"\($0)\"" } + shape.optional.map { "optional \"\($0)\"" }
+        return parts.isEmpty ? "no fields" : parts.joined(separator: ", ")
+    }
+
+    /// The line as text; invalid UTF-8 is refused rather than repaired, so nothing is silently altered.
+    static func text(of bytes: some Collection<UInt8>) throws(CommandError) -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CommandError("The line is not valid UTF-8; it was not sent. Check the input's encoding.")
+        }
+        return text
+    }
+}
+
+/// Splits a byte stream into lines, refusing any longer than the limit without losing the ones after it.
+public struct LineSplitter: Sendable {
+    /// What came out of the input so far.
+    public enum Piece: Equatable, Sendable {
+        case line([UInt8])
+        /// A line over the limit was skipped; its length so far.
+        case tooLong(Int)
+    }
+
+    private var buffer: [UInt8] = []
+    private var skipping = 0
+    let limit: Int
+
+    public init(limit: Int = BotInput.maximumLineBytes) { self.limit = limit }
+
+    /// Feeds bytes; returns the complete lines (without their newline) and refusals.
+    public mutating func feed(_ bytes: some Collection<UInt8>) -> [Piece] {
+        var pieces: [Piece] = []
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                if skipping > 0 {
+                    pieces.append(.tooLong(skipping))
+                    skipping = 0
+                } else {
+                    if buffer.last == UInt8(ascii: "\r") { buffer.removeLast() }
+                    pieces.append(.line(buffer))
+                }
+                buffer.removeAll(keepingCapacity: true)
+            } else if skipping > 0 {
+                skipping += 1
+            } else {
+                buffer.append(byte)
+                if buffer.count > limit {
+                    skipping = buffer.count
+                    buffer.removeAll()
+                }
+            }
+        }
+        return pieces
+    }
+
+    /// What is left at end of input: a last line without a newline.
+    public mutating func finish() -> [Piece] {
+        defer { buffer.removeAll(); skipping = 0 }
+        if skipping > 0 { return [.tooLong(skipping)] }
+        return buffer.isEmpty ? [] : [.line(buffer)]
+    }
+}

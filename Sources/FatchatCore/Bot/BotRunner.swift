@@ -1,0 +1,199 @@
+import Foundation
+import RecordStore
+import SyncEngine
+
+/// The headless bot: commands and messages from stdin, events to stdout, one per line.
+///
+/// It waits in `poll()` on stdin and on the sync engine's descriptor, so it
+/// never busy-polls. At end of input it waits for its outbox to empty, for at
+/// most the drain timeout, and says whether anything was left unsent.
+public final class BotRunner {
+    public struct Options: Sendable {
+        public var join: [String] = []
+        public var json = false
+        public var drainTimeout = 10.0
+        public var input: Int32 = STDIN_FILENO
+        public init() {}
+    }
+
+    /// How the bot ended.
+    public enum Outcome: Equatable, Sendable {
+        /// Input ended and everything was sent.
+        case finished
+        /// Input ended, or `/quit`, with messages still in the outbox.
+        case unsent(Int)
+        case quit
+    }
+
+    let session: ChatSession
+    let options: Options
+    let output: EventFormatter
+    /// The channels this bot joined in this run; it prints messages from these only, so that
+    /// two bots of one user piped together do not echo each other's channels forever.
+    private var joined = Set<RecordID>()
+
+    public init(client: ChatClient, options: Options) {
+        self.session = ChatSession(client: client)
+        self.options = options
+        self.output = EventFormatter(json: options.json, color: !options.json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
+    }
+
+    /// Runs until end of input or `/quit`.
+    public func run() throws -> Outcome {
+        let client = session.client
+        client.engine.start()
+        defer { client.engine.stop() }
+        for channel in options.join {
+            handle(.join(channel: channel))
+        }
+
+        var splitter = LineSplitter()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var inputOpen = true
+        while inputOpen {
+            var fds = [
+                pollfd(fd: options.input, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: client.engine.eventDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            if poll(&fds, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                throw SyncError.system("poll", errno)
+            }
+            drainEvents()
+            guard fds[0].revents != 0 else { continue }
+            let count = read(options.input, &buffer, buffer.count)
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            var pieces = count > 0 ? splitter.feed(buffer[0..<count]) : splitter.finish()
+            if count <= 0 { inputOpen = false }
+            while !pieces.isEmpty {
+                let piece = pieces.removeFirst()
+                if case .quit = process(piece) { return finish(quitting: true) }
+            }
+        }
+        return finish(quitting: false)
+    }
+
+    private enum Step { case next, quit }
+
+    private func process(_ piece: LineSplitter.Piece) -> Step {
+        switch piece {
+        case .tooLong(let length):
+            report("A line of \(length) bytes was refused: lines are at most \(BotInput.maximumLineBytes) bytes. Use /attach for large text.")
+            return .next
+        case .line(let bytes):
+            if bytes.isEmpty { return .next }
+            do {
+                let command = options.json ? try BotInput.json(bytes) : try BotInput.plain(bytes)
+                if case .quit = command { return .quit }
+                handle(command)
+            } catch {
+                report(error.message)
+            }
+            return .next
+        }
+    }
+
+    private func handle(_ command: Command) {
+        do {
+            let result = try session.run(command)
+            show(result)
+            switch result {
+            case .switched(let name, _): joined.insert(name.recordID)
+            case .left(let name, _): joined.remove(name.recordID)
+            default: break
+            }
+        } catch let error as CommandError {
+            report(error.message)
+        } catch let error as StoreError {
+            report(error.message)
+        } catch {
+            report("\(error)")
+        }
+    }
+
+    private func finish(quitting: Bool) -> Outcome {
+        let engine = session.client.engine
+        if engine.waitUntilSent(timeout: options.drainTimeout) {
+            drainEvents()
+            return quitting ? .quit : .finished
+        }
+        drainEvents()
+        let left = (try? engine.outboxEntries().filter { $0.state == .pending }.count) ?? 0
+        report("\(left) message(s) could not be sent within \(options.drainTimeout) s; they stay queued and go out the next time Fatchat runs as this user.")
+        return .unsent(left)
+    }
+
+    // MARK: Output
+
+    private func drainEvents() {
+        let engine = session.client.engine
+        while let event = engine.nextEvent() {
+            for chat in ChatEvent.from(event) { show(chat) }
+        }
+    }
+
+    private func show(_ event: ChatEvent) {
+        switch event {
+        case .message(let message) where joined.contains(message.channel) && !session.client.queuedHere(message.id):
+            say(output.message(message))
+        case .messageEdited(let message) where joined.contains(message.channel):
+            say(output.message(message, type: "edited"))
+        case .messageDeleted(let id):
+            if options.json { say(output.event("message_deleted", ["id": id.recordName])) }
+        case .channelDeleted(let name, let id):
+            if joined.remove(id) != nil || options.json {
+                say(output.event("channel_deleted", ["channel": name, "text": "#\(name) was deleted"]))
+            }
+        case .notification(let text, let channel, let id, _):
+            if options.json { say(output.event("notification", ["text": text, "channel": channel ?? "", "id": id.recordName])) }
+        case .sendFailed(let id, let error, _):
+            report("Could not send \(id.recordName): \(error.message) It stays queued; the full-screen client can retry or discard it.")
+        default:
+            break
+        }
+    }
+
+    private func show(_ result: CommandResult) {
+        switch result {
+        case .done, .quit:
+            break
+        case .info(let text):
+            say(output.event("info", ["text": text]))
+        case .switched(let name, let created):
+            say(output.event("joined", ["channel": name.display, "created": created, "text": "Now talking in #\(name.display)"]))
+        case .left(let name, let next):
+            say(output.event("left", ["channel": name.display, "text": "Left #\(name.display)" + (next.map { "; now in #\($0.display)" } ?? "")]))
+        case .channels(let channels):
+            if options.json {
+                say(output.event("channels", ["channels": channels.map { ["name": $0.name.display, "topic": $0.topic] }]))
+            } else {
+                channels.forEach { say("#\($0.name.display)" + ($0.topic.isEmpty ? "" : "  \(Sanitizer.inert($0.topic))")) }
+            }
+        case .members(let name, let members):
+            if options.json {
+                say(output.event("members", ["channel": name.display, "members": members.map { ["handle": $0.handle, "user": $0.user.recordName] }]))
+            } else {
+                say("#\(name.display): " + members.map { Sanitizer.inert($0.handle) }.joined(separator: " "))
+            }
+        case .topic(let name, let topic):
+            say(output.event("topic", ["channel": name.display, "topic": topic, "text": "#\(name.display): \(topic)"]))
+        case .searchResults(_, let messages):
+            if messages.isEmpty { say(output.event("search_result", ["text": "No message matches."])) }
+            messages.forEach { say((options.json ? "" : "search: ") + output.message($0, type: "search_result")) }
+        case .help(let text):
+            if options.json { say(output.event("help", ["text": text])) } else { say(text) }
+        }
+    }
+
+    private func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    private func report(_ message: String) {
+        if options.json {
+            say(output.error(message))
+        } else {
+            FileHandle.standardError.write(Data((output.error(message) + "\n").utf8))
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import RecordStore
+
+/// Writes chat events and command results as lines: plain for people and
+/// shell pipelines, or one JSON object per line with `--json`.
+public struct EventFormatter: Sendable {
+    public var json: Bool
+    /// Colour handles (plain output to a terminal, without `NO_COLOR`).
+    public var color: Bool
+
+    public init(json: Bool, color: Bool = false) {
+        self.json = json
+        self.color = color
+    }
+
+    /// Whether plain output to this descriptor may use colour: a terminal, and `NO_COLOR` unset.
+    public static func wantsColor(fd: Int32) -> Bool {
+        isatty(fd) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
+    }
+
+    /// RFC 3339 with milliseconds, in UTC.
+    static func rfc3339(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// `TIME #channel <handle> text`, or `{"type":"message",...}`.
+    public func message(_ message: Message, type: String = "message") -> String {
+        if json {
+            var object: [String: Any] = [
+                "type": type, "channel": message.channelName, "id": message.id.recordName,
+                "from": message.handle, "user": message.sender?.recordName ?? "", "text": message.text,
+                "at": Self.rfc3339(message.date),
+            ]
+            if message.edited { object["edited"] = true }
+            if let attachment = message.attachment {
+                object["attachment"] = ["type": message.attachmentType ?? "application/octet-stream", "size": attachment.size ?? 0]
+            }
+            return encode(object)
+        }
+        let time = Self.clock(message.date)
+        let handle = color ? "\u{1B}[\(HandleColor.ansi(for: message.sender?.recordName ?? message.handle))m\(Sanitizer.inert(message.handle))\u{1B}[0m" : Sanitizer.inert(message.handle)
+        var line = "\(time) #\(Sanitizer.inert(message.channelName)) <\(handle)> \(Sanitizer.inert(message.text))"
+        if message.edited { line += " (edited)" }
+        if message.attachment != nil { line += " [attachment \(message.shortID): \(message.attachmentType ?? "file")]" }
+        if type == "edited" { line = "* " + line }
+        return line
+    }
+
+    /// Any other event or result: a type plus fields. Plain output shows `text`, or the fields.
+    public func event(_ type: String, _ fields: [String: Any]) -> String {
+        if json {
+            var object = fields
+            object["type"] = type
+            return encode(object)
+        }
+        if let text = fields["text"] as? String {
+            return "-- " + Sanitizer.inert(text)
+        }
+        let parts = fields.keys.sorted().map { "\($0)=\(Sanitizer.inert("\(fields[$0] ?? "")"))" }
+        return "-- \(type) " + parts.joined(separator: " ")
+    }
+
+    /// An error, for stderr in plain mode or stdout in `--json` mode.
+    public func error(_ message: String) -> String {
+        json ? encode(["type": "error", "text": message]) : "fatchat: " + Sanitizer.inert(message)
+    }
+
+    static func clock(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        localtime_r(&time, &parts)
+        return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+    }
+
+    private func encode(_ object: [String: Any]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return "{\"type\":\"error\",\"text\":\"an event could not be encoded\"}"
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Makes other people's text safe for a terminal: control characters and escapes become visible, inert symbols.
+public enum Sanitizer {
+    /// `ESC` shows as `^[`, other C0 controls as `^X`, DEL as `^?`, C1 controls and bidi overrides as `<U+XXXX>`.
+    public static func inert(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x00..<0x20:
+                out += "^" + String(UnicodeScalar(UInt8(scalar.value) + 0x40))
+            case 0x7F:
+                out += "^?"
+            case 0x80..<0xA0, 0x202A...0x202E, 0x2066...0x2069:
+                out += String(format: "<U+%04X>", scalar.value)
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}
+
+/// A handle's colour, the same every time for the same user.
+public enum HandleColor {
+    /// FNV-1a of the user's identity, mapped onto the palette.
+    public static func index(for user: String, paletteSize: Int = 12) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        for byte in user.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        return Int(hash % UInt32(paletteSize))
+    }
+
+    /// An ANSI SGR colour code for plain output.
+    static func ansi(for user: String) -> String {
+        let codes = ["31", "32", "33", "34", "35", "36", "91", "92", "93", "94", "95", "96"]
+        return codes[index(for: user, paletteSize: codes.count)]
+    }
+}

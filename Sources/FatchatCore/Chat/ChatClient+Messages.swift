@@ -1,0 +1,197 @@
+import Foundation
+import RecordStore
+import SyncEngine
+
+/// One page of a channel's history, newest message last.
+public struct MessagePage: Sendable {
+    public var messages: [Message]
+    /// Continues with older messages; `nil` at the start of the channel.
+    public var older: QueryCursor?
+}
+
+extension ChatClient {
+    /// The longest text a message may have; the record limit leaves room for the other fields.
+    public static let maximumTextBytes = 64 * 1024
+
+    /// Queues a message to a channel, joining (and if needed creating) it first. Returns the queued record.
+    @discardableResult
+    public func post(_ text: String, to name: ChannelName) throws -> Record {
+        try checkText(text)
+        let channel = try joinedChannel(name)
+        let record = Message.record(text: text, handle: handle, in: channel.name)
+        remember(record)
+        try engine.send(saving: [record])
+        return record
+    }
+
+    /// The channel, after joining it if this user is not a member yet.
+    private func joinedChannel(_ name: ChannelName) throws -> Channel {
+        if let channel = try self.channel(name), try isMember(of: channel) { return channel }
+        return try join(name).channel
+    }
+
+    func checkText(_ text: String) throws(CommandError) {
+        guard text.utf8.count <= Self.maximumTextBytes else {
+            throw CommandError("The message is \(text.utf8.count) bytes; a message holds at most \(Self.maximumTextBytes). Split it, or /attach it as a file.")
+        }
+    }
+
+    /// Queues a file as a message with an attachment.
+    @discardableResult
+    public func attach(_ path: String, to name: ChannelName) throws -> Record {
+        let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        guard FileManager.default.isReadableFile(atPath: url.path) else {
+            throw CommandError("Cannot read \(path); give the path of a readable file.")
+        }
+        let channel = try joinedChannel(name)
+        let record = Message.record(text: url.lastPathComponent, handle: handle, in: channel.name,
+                                    attachment: Asset(fileURL: url), type: Self.mediaType(of: url))
+        remember(record)
+        try engine.send(saving: [record])
+        return record
+    }
+
+    static func mediaType(of url: URL) -> String {
+        switch url.pathExtension.lowercased() {
+        case "txt", "md", "log": "text/plain"
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "gif": "image/gif"
+        case "pdf": "application/pdf"
+        case "json": "application/json"
+        default: "application/octet-stream"
+        }
+    }
+
+    /// The newest `limit` messages of a channel, or those before `older`; oldest first.
+    public func messages(in name: ChannelName, limit: Int = 50, older cursor: QueryCursor? = nil) throws -> MessagePage {
+        let page: QueryResult
+        if let cursor {
+            page = try container.publicDatabase.records(continuing: cursor, resultsLimit: limit)
+        } else {
+            page = try container.publicDatabase.records(matching: try messageQuery(name), resultsLimit: limit)
+        }
+        return MessagePage(messages: page.records.compactMap(Message.init).reversed(), older: page.cursor)
+    }
+
+    private func messageQuery(_ name: ChannelName) throws -> Query {
+        Query(recordType: ChatSchema.messageType,
+              predicate: try QueryPredicate(format: "channel == %@", name.recordID),
+              sortDescriptors: [.newestFirst])
+    }
+
+    /// Finds a message by its short ID (4+ characters) or `last` (my newest), in one channel or everywhere.
+    ///
+    /// Messages still in the outbox count too, so that a message can be
+    /// edited or deleted before it was sent.
+    public func resolveMessage(_ reference: String, in name: ChannelName?) throws -> Message {
+        try resolve(reference, in: name).message
+    }
+
+    /// The message and the record to change: the outbox copy while unsent, else the stored one.
+    private func resolve(_ reference: String, in name: ChannelName?) throws -> (message: Message, record: Record, pending: Bool) {
+        let lowered = reference.lowercased()
+        let isLast = lowered == "last"
+        guard isLast || (lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit)) else {
+            throw CommandError("'\(reference)' is not a message reference. \(CommandGrammar.messageReferenceHelp)")
+        }
+        let pending = try engine.outboxEntries().reversed().compactMap { entry -> (Message, Record)? in
+            guard entry.state == .pending, let record = entry.record, var message = Message(record) else { return nil }
+            if let name, message.channel != name.recordID { return nil }
+            guard isLast || record.recordID.recordName.hasPrefix(lowered) else { return nil }
+            message.sender = user
+            return (message, record)
+        }
+        if let (message, record) = pending.first { return (message, record, true) }
+
+        let query: Query
+        if isLast {
+            var predicate = "creatorUserRecordID == %@"
+            var arguments: [any PredicateArgument] = [user]
+            if let name {
+                predicate += " AND channel == %@"
+                arguments.append(name.recordID)
+            }
+            query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: predicate, argumentArray: arguments),
+                          sortDescriptors: [.newestFirst])
+        } else {
+            query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: "recordID BEGINSWITH %@", lowered))
+        }
+        let found = try container.publicDatabase.records(matching: query, resultsLimit: 2).records
+        guard let record = found.first, let message = Message(record) else {
+            throw CommandError(isLast ? "You have not sent a message\(name.map { " in \($0)" } ?? "") yet." : "No message has the ID \(reference).")
+        }
+        guard isLast || found.count == 1 else { throw CommandError("Several messages start with \(reference); type more of the ID.") }
+        return (message, record, false)
+    }
+
+    /// Replaces the text of a message I sent; the change tag decides conflicts.
+    public func edit(_ reference: String, text: String, in name: ChannelName?) throws {
+        try checkText(text)
+        var (message, record, pending) = try resolve(reference, in: name)
+        guard message.sender == user else { throw CommandError("You can only edit your own messages.") }
+        record["text"] = .string(text)
+        if !pending { record["edited"] = 1 }
+        message.text = text
+        try engine.send(saving: [record])
+    }
+
+    /// Deletes a message I sent. An unsent one is replaced in the outbox by the delete,
+    /// which is harmless if the message went out meanwhile or never did.
+    public func deleteMessage(_ reference: String, in name: ChannelName?) throws {
+        let message = try resolve(reference, in: name).message
+        guard message.sender == user else { throw CommandError("You can only delete your own messages.") }
+        try engine.send(deleting: [message.id])
+    }
+
+    /// Copies a message's attachment to `path`.
+    public func saveAttachment(of reference: String, to path: String, in name: ChannelName?) throws {
+        let message = try resolveMessage(reference, in: name)
+        guard let asset = message.attachment else { throw CommandError("Message \(message.shortID) has no attachment.") }
+        let target = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        guard !FileManager.default.fileExists(atPath: target.path) else {
+            throw CommandError("\(path) exists already; choose a new path, nothing was overwritten.")
+        }
+        do {
+            try FileManager.default.copyItem(at: asset.fileURL, to: target)
+        } catch {
+            throw CommandError("Cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Messages containing every word of `text`, ignoring case and accents; newest first.
+    public func search(_ text: String, limit: Int = 50) throws -> [Message] {
+        let words = text.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init)
+        guard !words.isEmpty else { throw CommandError("usage: /search WORDS… (letters or digits to look for)") }
+        let format = Array(repeating: "self CONTAINS %@", count: words.count).joined(separator: " AND ")
+        let query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: format, argumentArray: words),
+                          sortDescriptors: [.newestFirst])
+        return try container.publicDatabase.records(matching: query, resultsLimit: limit).records.compactMap(Message.init)
+    }
+
+    // MARK: Read markers
+
+    private func readMarkerID(_ name: ChannelName) -> RecordID { RecordID(recordName: "read.\(name.key)") }
+
+    /// Remembers that everything in a channel up to `date` was read; survives restarts.
+    public func markRead(_ name: ChannelName, upTo date: Date) throws {
+        var marker = (try? container.privateDatabase.record(for: readMarkerID(name))) ?? Record(recordType: "ReadMarker", recordID: readMarkerID(name))
+        if let previous = marker["upTo"]?.dateValue, previous >= date { return }
+        marker["upTo"] = .date(date)
+        try container.privateDatabase.save(marker, savePolicy: .allKeys)
+    }
+
+    /// When the channel was last read, if ever.
+    public func lastRead(_ name: ChannelName) -> Date? {
+        try? container.privateDatabase.record(for: readMarkerID(name))["upTo"]?.dateValue
+    }
+
+    /// Messages newer than the read marker, counted up to `cap`.
+    public func unreadCount(_ name: ChannelName, cap: Int = 100) throws -> Int {
+        let since = lastRead(name) ?? .distantPast
+        let query = Query(recordType: ChatSchema.messageType,
+                          predicate: try QueryPredicate(format: "channel == %@ AND creationDate > %@ AND creatorUserRecordID != %@", name.recordID, since, user),
+                          sortDescriptors: [.newestFirst])
+        return try container.publicDatabase.records(matching: query, desiredKeys: [], resultsLimit: cap).records.count
+    }
+}

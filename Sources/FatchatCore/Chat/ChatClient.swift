@@ -1,0 +1,211 @@
+import FatchatResources
+import Foundation
+import RecordStore
+import Synchronization
+import SyncEngine
+
+/// The chat on top of a container: channels, messages, members, handles and read markers.
+///
+/// Messages, memberships and edits go through the sync engine's outbox, so
+/// nothing typed is lost when the container is briefly away. Channel creation,
+/// topic changes and channel deletion are made directly, because their
+/// outcome (a name taken, a delete refused) must be known at once.
+public final class ChatClient: Sendable {
+    public let container: Container
+    public let engine: SyncEngine
+    private let handleOverride: String?
+    /// Messages this process queued, so that a bot does not echo its own.
+    private let queuedHere = Mutex<Set<RecordID>>([])
+
+    /// Opens the chat on `container`; `handle` overrides the saved handle for this run.
+    public init(container: Container, handle: String? = nil, configuration: SyncEngine.Configuration = SyncEngine.Configuration()) throws {
+        self.container = container
+        self.handleOverride = handle
+        if let handle { try Self.checkHandle(handle) }
+        try Self.prepareIndexes(container.publicDatabase)
+        var configuration = configuration
+        configuration.alertStrings = AlertStrings(FatchatResources.alertFormats)
+        if configuration.refetch == nil {
+            configuration.refetch = { database in
+                try database.records(matching: Query(recordType: ChatSchema.channelType), resultsLimit: 1000).records
+            }
+        }
+        engine = try SyncEngine(container: container, configuration: configuration)
+    }
+
+    /// Sets the chat's index marks once per container; later opens only read them.
+    private static func prepareIndexes(_ database: RecordDatabase) throws {
+        for (type, entries) in Dictionary(grouping: ChatSchema.indexes, by: \.type) {
+            let existing = try database.indexes(ofType: type)
+            for entry in entries where !(existing[entry.field]?.isSuperset(of: entry.options) ?? false) {
+                try database.setIndexes(entry.options.union(existing[entry.field] ?? []), forField: entry.field, ofType: type)
+            }
+        }
+    }
+
+    /// Whether this process queued the record (as opposed to another process of the same user).
+    public func queuedHere(_ id: RecordID) -> Bool { queuedHere.withLock { $0.contains(id) } }
+
+    func remember(_ record: Record) { queuedHere.withLock { _ = $0.insert(record.recordID) } }
+
+    /// The OS account this process runs as.
+    public var user: RecordID { container.currentUserRecordID }
+
+    // MARK: Handle and profile
+
+    private static let preferencesID = RecordID(recordName: "preferences")
+
+    /// The handle others see: `--handle`, else the one set with `/nick`, else the OS user name.
+    public var handle: String {
+        if let handleOverride { return handleOverride }
+        if let saved = try? container.privateDatabase.record(for: Self.preferencesID)["handle"]?.stringValue { return saved }
+        return container.currentUser.userName
+    }
+
+    static func checkHandle(_ handle: String) throws(CommandError) {
+        let ok = (1...32).contains(handle.count) && handle.unicodeScalars.allSatisfy {
+            !$0.properties.isWhitespace && !CharacterSet.controlCharacters.contains($0) && $0 != "#" && $0 != "@"
+        }
+        guard ok else { throw CommandError("'\(handle)' is not a valid handle: use 1 to 32 visible characters, no spaces, '#' or '@'.") }
+    }
+
+    /// Saves a new handle in the private database and in the public user record.
+    public func setHandle(_ handle: String) throws {
+        try Self.checkHandle(handle)
+        var preferences = (try? container.privateDatabase.record(for: Self.preferencesID)) ?? Record(recordType: "Preferences", recordID: Self.preferencesID)
+        preferences["handle"] = .string(handle)
+        try container.privateDatabase.save(preferences, savePolicy: .changedKeys)
+        try updateProfile { $0["handle"] = .string(handle) }
+    }
+
+    /// Changes the public user record: handle, names, and whether others may look this user up.
+    func updateProfile(_ change: (inout Record) -> Void) throws {
+        let id = user
+        var record = (try? container.publicDatabase.record(for: id)) ?? Record(recordType: ChatSchema.userType, recordID: id)
+        if record["handle"] == nil { record["handle"] = .string(handle) }
+        change(&record)
+        try engine.send(saving: [record])
+    }
+
+    // MARK: Channels
+
+    /// Every channel, oldest first, as the original app lists them.
+    public func channels() throws -> [Channel] {
+        var channels: [Channel] = []
+        var cursor: QueryCursor?
+        let query = Query(recordType: ChatSchema.channelType, sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
+        repeat {
+            let page = try container.publicDatabase.records(matching: query, resultsLimit: 1000, cursor: cursor)
+            channels += page.records.compactMap(Channel.init)
+            cursor = page.cursor
+        } while cursor != nil
+        return channels
+    }
+
+    /// One channel, or `nil` if there is none by that name.
+    public func channel(_ name: ChannelName) throws -> Channel? {
+        do {
+            return Channel(try container.publicDatabase.record(for: name.recordID))
+        } catch let error as StoreError where error.code == .unknownItem {
+            return nil
+        }
+    }
+
+    /// The channel or a clear error.
+    func existingChannel(_ name: ChannelName) throws -> Channel {
+        guard let channel = try channel(name) else {
+            throw CommandError("There is no channel \(name); /join \(name.display) creates it.")
+        }
+        return channel
+    }
+
+    /// Creates a channel; `CommandError` if the name is taken.
+    @discardableResult
+    public func createChannel(_ name: ChannelName, topic: String? = nil) throws -> Channel {
+        var record = Record(recordType: ChatSchema.channelType, recordID: name.recordID)
+        record["name"] = .string(name.display)
+        record["topic"] = .string(topic ?? "")
+        do {
+            let saved = try container.publicDatabase.save(record)
+            guard let channel = Channel(saved) else { throw CommandError("Channel \(name) could not be read back.") }
+            return channel
+        } catch let error as StoreError where error.code == .serverRecordChanged {
+            throw CommandError("Channel \(name) already exists; /join \(name.display) to join it.")
+        }
+    }
+
+    /// Joins a channel, creating it if it does not exist, as IRC does. Returns whether it was created.
+    @discardableResult
+    public func join(_ name: ChannelName) throws -> (channel: Channel, created: Bool) {
+        var created = false
+        let channel: Channel
+        if let existing = try self.channel(name) {
+            channel = existing
+        } else {
+            do {
+                channel = try createChannel(name)
+                created = true
+            } catch is CommandError {
+                channel = try existingChannel(name)
+            }
+        }
+        var membership = Record(recordType: ChatSchema.membershipType, recordID: Member.recordID(channel: channel.name, user: user))
+        membership["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+        membership["user"] = .string(user.recordName)
+        membership["handle"] = .string(handle)
+        try engine.send(saving: [membership])
+        try Subscriptions(client: self).subscribe(to: channel)
+        return (channel, created)
+    }
+
+    /// Whether this user is a member of the channel (or has a join on its way).
+    func isMember(of channel: Channel) throws -> Bool {
+        let id = Member.recordID(channel: channel.name, user: user)
+        if try engine.state(of: id) == .pending { return true }
+        return (try? container.publicDatabase.record(for: id, desiredKeys: [])) != nil
+    }
+
+    /// Leaves a channel: removes the membership and the subscription.
+    public func leave(_ name: ChannelName) throws {
+        let channel = try existingChannel(name)
+        try engine.send(deleting: [Member.recordID(channel: channel.name, user: user)])
+        try Subscriptions(client: self).unsubscribe(from: channel)
+    }
+
+    /// Deletes a channel with its messages and memberships; only its creator may.
+    public func deleteChannel(_ name: ChannelName) throws {
+        let channel = try existingChannel(name)
+        guard channel.creator == user else {
+            throw CommandError("Only the creator of \(name) (\(channel.creator?.recordName ?? "someone else")) can delete it.")
+        }
+        try container.publicDatabase.deleteRecord(withID: channel.recordID)
+        try? Subscriptions(client: self).unsubscribe(from: channel)
+    }
+
+    /// Sets a channel's topic; only its creator may.
+    public func setTopic(_ topic: String, of name: ChannelName) throws {
+        var record = try container.publicDatabase.record(for: name.recordID)
+        guard record.creatorUserRecordID == user else {
+            throw CommandError("Only the creator of \(name) can set its topic.")
+        }
+        record["topic"] = .string(topic)
+        try container.publicDatabase.save(record, savePolicy: .changedKeys)
+    }
+
+    /// Who is in a channel, from its memberships, in order of joining.
+    public func members(of name: ChannelName) throws -> [Member] {
+        let channel = try existingChannel(name)
+        let query = Query(recordType: ChatSchema.membershipType,
+                          predicate: try QueryPredicate(format: "channel == %@", channel.recordID),
+                          sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
+        return try container.publicDatabase.records(matching: query, resultsLimit: 10_000).records.compactMap(Member.init)
+    }
+
+    /// The channels this user is a member of, oldest channel first.
+    public func joinedChannels() throws -> [Channel] {
+        let query = Query(recordType: ChatSchema.membershipType, predicate: try QueryPredicate(format: "user == %@", user.recordName))
+        let keys = Set(try container.publicDatabase.records(matching: query, resultsLimit: 10_000).records
+            .compactMap { $0["channel"]?.referenceValue?.recordID })
+        return try channels().filter { keys.contains($0.recordID) }
+    }
+}

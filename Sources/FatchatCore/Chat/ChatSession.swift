@@ -1,0 +1,113 @@
+import Foundation
+import RecordStore
+
+/// What running a command produced, for the client or the bot to show.
+public enum CommandResult: Sendable {
+    /// Nothing to show (a message was queued, say).
+    case done
+    /// A line of information.
+    case info(String)
+    /// The current channel changed.
+    case switched(to: ChannelName, created: Bool)
+    /// The current channel is gone (left or deleted); `next` is where to go, if anywhere.
+    case left(ChannelName, next: ChannelName?)
+    case channels([Channel])
+    case members(ChannelName, [Member])
+    case topic(ChannelName, String)
+    case searchResults(String, [Message])
+    case help(String)
+    case quit
+}
+
+/// One person's (or bot's) use of the chat: the current channel, and the commands they run.
+///
+/// The full-screen client and the bot both run commands through here, so the
+/// grammar and its behaviour are the same in both.
+public final class ChatSession {
+    public let client: ChatClient
+    /// The channel plain lines are posted to.
+    public private(set) var current: ChannelName?
+
+    public init(client: ChatClient, current: ChannelName? = nil) {
+        self.client = client
+        self.current = current
+    }
+
+    /// Switches the current channel without a command (Alt-1, Ctrl-N and the like).
+    public func select(_ channel: ChannelName) { current = channel }
+
+    /// Runs one command.
+    public func run(_ command: Command) throws -> CommandResult {
+        switch command {
+        case .post(let channel, let text):
+            try client.post(text, to: try target(channel))
+            return .done
+        case .join(let raw):
+            let name = try ChannelName(raw)
+            let (channel, created) = try client.join(name)
+            current = channel.name
+            return .switched(to: channel.name, created: created)
+        case .leave(let raw):
+            let name = try target(raw)
+            try client.leave(name)
+            return .left(name, next: try moveAway(from: name))
+        case .create(let raw, let topic):
+            let name = try ChannelName(raw)
+            try client.createChannel(name, topic: topic)
+            let joined = try client.join(name)
+            current = joined.channel.name
+            return .switched(to: joined.channel.name, created: true)
+        case .delete(let raw):
+            let name = try ChannelName(raw)
+            try client.deleteChannel(name)
+            return .left(name, next: try moveAway(from: name))
+        case .topic(let raw, let text):
+            let name = try target(raw)
+            if let text {
+                try client.setTopic(text, of: name)
+                return .topic(name, text)
+            }
+            return .topic(name, try client.existingChannel(name).topic)
+        case .nick(let handle):
+            try client.setHandle(handle)
+            return .info("You are now known as \(handle).")
+        case .who(let raw):
+            let name = try target(raw)
+            return .members(name, try client.members(of: name))
+        case .channels:
+            return .channels(try client.channels())
+        case .attach(let path, let channel):
+            try client.attach(path, to: try target(channel))
+            return .done
+        case .save(let message, let path):
+            try client.saveAttachment(of: message, to: path, in: current)
+            return .info("Saved to \(path).")
+        case .edit(let message, let text):
+            try client.edit(message, text: text, in: current)
+            return .done
+        case .deleteMessage(let message):
+            try client.deleteMessage(message, in: current)
+            return .done
+        case .search(let text):
+            return .searchResults(text, try client.search(text))
+        case .help(let topic):
+            return .help(try Help.text(for: topic))
+        case .quit:
+            return .quit
+        }
+    }
+
+    /// The named channel, else the current one, else a clear error.
+    private func target(_ raw: String?) throws -> ChannelName {
+        if let raw { return try ChannelName(raw) }
+        guard let current else { throw CommandError("No current channel: /join CHANNEL first.") }
+        return current
+    }
+
+    /// After leaving or deleting `name`: another joined channel becomes current, if there is one.
+    private func moveAway(from name: ChannelName) throws -> ChannelName? {
+        guard current == name else { return current }
+        current = try client.joinedChannels().map(\.name).first { $0 != name }
+        return current
+    }
+}

@@ -1,0 +1,28 @@
+/// One thing a person (or a bot) asks the chat to do; the full-screen client and the bot share it.
+public enum Command: Equatable, Sendable {
+    /// Post text to a channel (the current one when `channel` is nil).
+    case post(channel: String?, text: String)
+    case join(channel: String)
+    case leave(channel: String?)
+    case create(channel: String, topic: String?)
+    case delete(channel: String)
+    /// Show the topic (`text` nil) or set it.
+    case topic(channel: String?, text: String?)
+    case nick(handle: String)
+    case who(channel: String?)
+    case channels
+    case attach(path: String, channel: String?)
+    case save(message: String, path: String)
+    case edit(message: String, text: String)
+    case deleteMessage(message: String)
+    case search(text: String)
+    case help(topic: String?)
+    case quit
+}
+
+/// A command line that could not be understood; the message says what would work.
+public struct CommandError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// The slash-command grammar: `/join NAME`, `/edit MESSAGE TEXT…`, and a plain line as a post.
+///
+/// A line starting with `//` posts the rest with one `/`, as in IRC clients.
+public enum CommandGrammar {
+    /// One command's spelling, for parsing, errors, help and tab completion.
+    public struct Entry: Sendable {
+        public var name: String
+        public var usage: String
+        public var summary: String
+    }
+
+    /// Every command, in the order help lists them.
+    public static let entries: [Entry] = [
+        Entry(name: "join", usage: "/join CHANNEL", summary: "join a channel, creating it if it does not exist"),
+        Entry(name: "leave", usage: "/leave [CHANNEL]", summary: "leave a channel (the current one by default)"),
+        Entry(name: "create", usage: "/create CHANNEL [TOPIC…]", summary: "create a channel and join it"),
+        Entry(name: "delete", usage: "/delete CHANNEL", summary: "delete a channel you created, with all its messages"),
+        Entry(name: "topic", usage: "/topic [TEXT…]", summary: "show or set the current channel's topic"),
+        Entry(name: "nick", usage: "/nick HANDLE", summary: "change the handle others see"),
+        Entry(name: "who", usage: "/who [CHANNEL]", summary: "list a channel's members"),
+        Entry(name: "channels", usage: "/channels", summary: "list all channels"),
+        Entry(name: "attach", usage: "/attach PATH", summary: "post a file to the current channel"),
+        Entry(name: "save", usage: "/save MESSAGE PATH", summary: "save a message's attachment to PATH"),
+        Entry(name: "edit", usage: "/edit MESSAGE TEXT…", summary: "replace the text of a message you sent"),
+        Entry(name: "del", usage: "/del MESSAGE", summary: "delete a message you sent"),
+        Entry(name: "search", usage: "/search WORDS…", summary: "find messages containing these words"),
+        Entry(name: "help", usage: "/help [COMMAND]", summary: "list commands and keys"),
+        Entry(name: "quit", usage: "/quit", summary: "leave the program"),
+    ]
+
+    /// What MESSAGE means in `/edit`, `/del` and `/save`.
+    public static let messageReferenceHelp = "MESSAGE is a message's short ID as shown (at least 4 characters of it), or `last` for your latest message."
+
+    /// Parses one input line. Text that does not start with `/` is a post to the current channel.
+    public static func parse(_ line: String) throws(CommandError) -> Command {
+        if line.hasPrefix("//") { return .post(channel: nil, text: String(line.dropFirst())) }
+        guard line.hasPrefix("/") else {
+            guard !line.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw CommandError("Nothing to send: type a message, or /help for commands.")
+            }
+            return .post(channel: nil, text: line)
+        }
+        let body = line.dropFirst()
+        let name = body.prefix { !$0.isWhitespace }.lowercased()
+        let rest = body.dropFirst(name.count).drop { $0.isWhitespace }
+        let words = rest.split(whereSeparator: \.isWhitespace).map(String.init)
+        let text = String(rest).trimmingTrailingWhitespace()
+
+        func usage() -> CommandError {
+            let entry = entries.first { $0.name == name }
+            return CommandError("usage: \(entry?.usage ?? "/\(name)") (\(entry?.summary ?? ""))")
+        }
+        func exactly(_ count: Int) throws(CommandError) -> [String] {
+            guard words.count == count else { throw usage() }
+            return words
+        }
+        func atMost(_ count: Int) throws(CommandError) -> String? {
+            guard words.count <= count else { throw usage() }
+            return words.first
+        }
+
+        switch name {
+        case "join", "j": return .join(channel: try exactly(1)[0])
+        case "leave", "part": return .leave(channel: try atMost(1))
+        case "create":
+            guard let channel = words.first else { throw usage() }
+            let topic = rest.dropFirst(channel.count).drop { $0.isWhitespace }
+            return .create(channel: channel, topic: topic.isEmpty ? nil : String(topic).trimmingTrailingWhitespace())
+        case "delete": return .delete(channel: try exactly(1)[0])
+        case "topic": return .topic(channel: nil, text: text.isEmpty ? nil : text)
+        case "nick": return .nick(handle: try exactly(1)[0])
+        case "who", "names": return .who(channel: try atMost(1))
+        case "channels", "list": _ = try exactly(0); return .channels
+        case "attach":
+            guard !text.isEmpty else { throw usage() }
+            return .attach(path: text, channel: nil)
+        case "save":
+            guard words.count >= 2, let message = words.first else { throw usage() }
+            return .save(message: message, path: String(rest.dropFirst(message.count).drop { $0.isWhitespace }).trimmingTrailingWhitespace())
+        case "edit":
+            guard words.count >= 2, let message = words.first else { throw usage() }
+            return .edit(message: message, text: String(rest.dropFirst(message.count).drop { $0.isWhitespace }))
+        case "del": return .deleteMessage(message: try exactly(1)[0])
+        case "search":
+            guard !text.isEmpty else { throw usage() }
+            return .search(text: text)
+        case "help", "?": return .help(topic: try atMost(1).map { $0.hasPrefix("/") ? String($0.dropFirst()) : $0 })
+        case "quit", "exit", "q": _ = try exactly(0); return .quit
+        case "me":
+            guard !text.isEmpty else { throw CommandError("usage: /me TEXT (post an action)") }
+            return .post(channel: nil, text: "* " + text)
+        default:
+            let known = entries.map(\.name)
+            let near = known.filter { $0.hasPrefix(String(name.prefix(2))) }
+            let hint = near.isEmpty ? "" : " Did you mean /\(near.joined(separator: ", /"))?"
+            throw CommandError("Unknown command /\(name).\(hint) Type /help for the list; start a line with // to post text beginning with /.")
+        }
+    }
+
+    /// Command names that start with `prefix` (without the slash), for tab completion.
+    public static func completions(of prefix: String) -> [String] {
+        entries.map(\.name).filter { $0.hasPrefix(prefix.lowercased()) }
+    }
+}
+
+extension String {
+    func trimmingTrailingWhitespace() -> String {
+        var copy = self
+        while copy.last?.isWhitespace == true { copy.removeLast() }
+        return copy
+    }
+}
+
+extension Substring {
+    func trimmingTrailingWhitespace() -> String { String(self).trimmingTrailingWhitespace() }
+}

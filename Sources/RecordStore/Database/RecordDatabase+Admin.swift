@@ -1,0 +1,29 @@
+import Foundation
+
+/// A record type as the database holds it: how many records, and the type of each field seen.
+public struct RecordTypeSummary: Sendable, Equatable {
+    public var recordType: String
+    public var count: Int
+    /// Field key → type name, such as `String` or `List<Reference>`.
+    public var fields: [String: String]
+}
+
+extension RecordDatabase {
+    /// Every record type with its fields, for the dashboard. Reads every record: not for hot paths.
+    public func recordTypes() throws -> [RecordTypeSummary] {
+        try storage.read { try $0.recordTypeSummary() }
+    }
+
+    /// Checks the file and the store's own invariants; returns the problems found.
+    public func checkIntegrity() throws -> [String] {
+        try storage.read { try $0.integrityProblems() }
+    }
+
+    /// Removes every record, change and subscription, and the asset files. Change tokens expire.
+    public func eraseAll() throws {
+        try storage.write { writer in
+            let hashes = try writer.eraseAll()
+            try assets.collect(hashes, using: writer)
+        }
+    }
+}

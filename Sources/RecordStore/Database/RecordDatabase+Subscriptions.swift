@@ -1,0 +1,62 @@
+import Foundation
+
+extension RecordDatabase {
+    /// Saves a subscription for the current user, replacing theirs with the same ID.
+    public func save(_ subscription: Subscription) throws {
+        try check(subscription)
+        let body: String
+        do {
+            body = String(decoding: try JSONEncoder().encode(subscription), as: UTF8.self)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.invalidArguments, "Subscription '\(subscription.subscriptionID)' cannot be stored: \(error).")
+        }
+        try storage.write { try $0.saveSubscription(id: subscription.subscriptionID, owner: user.recordID.recordName, body: body) }
+    }
+
+    /// The current user's subscriptions in this database, by ID.
+    public func allSubscriptions() throws -> [Subscription] {
+        let bodies = try storage.read { try $0.subscriptionBodies(owner: user.recordID.recordName) }
+        return try bodies.map { body in
+            do {
+                return try JSONDecoder().decode(Subscription.self, from: Data(body.utf8))
+            } catch {
+                throw StoreError(.badDatabase, "A stored subscription cannot be read (\(error)); delete it and save it again.")
+            }
+        }
+    }
+
+    /// Deletes one of the current user's subscriptions; `unknownItem` if they have none with that ID.
+    public func deleteSubscription(withID id: String) throws {
+        guard try storage.write({ try $0.deleteSubscription(id: id, owner: user.recordID.recordName) }) else {
+            throw StoreError(.unknownItem, "You have no subscription '\(id)' in the \(scope.rawValue) database.")
+        }
+    }
+
+    private func check(_ subscription: Subscription) throws {
+        let id = subscription.subscriptionID
+        guard !id.isEmpty, id.utf8.count <= 255 else {
+            throw StoreError(.invalidArguments, "A subscription ID must have 1 to 255 bytes.")
+        }
+        let info = subscription.notificationInfo
+        for key in info.alertLocalizationArgs + (info.desiredKeys ?? []) { try Identifier.checkFieldKey(key) }
+        switch subscription.kind {
+        case .query(let recordType, _, let options, let zone):
+            try Identifier.checkRecordType(recordType)
+            if let zone { try checkZone(zone) }
+            let events: QuerySubscriptionOptions = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]
+            if options.isDisjoint(with: events) {
+                throw StoreError(.invalidArguments, "Subscription '\(id)' fires on nothing: add firesOnRecordCreation, firesOnRecordUpdate or firesOnRecordDeletion.")
+            }
+        case .zone(let zone, let recordType):
+            guard scope == .private else {
+                throw StoreError(.invalidArguments, "Zone subscriptions exist only in private databases; use a query subscription in the public database.")
+            }
+            if let recordType { try Identifier.checkRecordType(recordType) }
+            guard try storage.read({ try $0.zoneExists(zone.zoneName) }) else {
+                throw StoreError(.zoneNotFound, "There is no zone '\(zone.zoneName)' to subscribe to.")
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import GRDB
+
+/// Queries, field marks with their indexes, full-text search and subscriptions, on SQLite.
+extension SQLiteAccess {
+    // MARK: Queries
+
+    func records(matching request: QueryRequest) throws -> [(record: Record, position: QueryPosition)] {
+        let searchable = try searchableKeys(of: request.query.recordType)
+        let (sql, arguments) = QuerySQL.select(request, searchableKeys: searchable)
+        let sortCount = request.query.sortDescriptors.count
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            let id = RecordID(recordName: row["name"], zoneID: ZoneID(zoneName: row["zone"]))
+            let record = try Self.decodeRecord(row, id: id, assets: assets, keys: request.desiredKeys)
+            let values = (0..<sortCount).map { QuerySQL.sortable(row["s\($0)"] as DatabaseValue) }
+            return (record, QueryPosition(sortValues: values, order: row["id"]))
+        }
+    }
+
+    /// The query plan SQLite picks for a query, one line per step (for tests and diagnostics).
+    func queryPlan(_ request: QueryRequest) throws -> [String] {
+        let (sql, arguments) = QuerySQL.select(request, searchableKeys: try searchableKeys(of: request.query.recordType))
+        return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] }
+    }
+
+    // MARK: Field marks
+
+    func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions] {
+        var marks: [String: FieldIndexOptions] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT key, options FROM field_mark WHERE type = ?", arguments: [recordType]) {
+            marks[row["key"]] = FieldIndexOptions(rawValue: row["options"])
+        }
+        return marks
+    }
+
+    private func searchableKeys(of recordType: String) throws -> [String] {
+        let statement = try db.cachedStatement(sql: "SELECT key FROM field_mark WHERE type = ? AND options & ? ORDER BY key")
+        return try String.fetchAll(statement, arguments: [recordType, FieldIndexOptions.searchable.rawValue])
+    }
+
+    func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws {
+        try Identifier.checkRecordType(recordType)
+        try Identifier.checkFieldKey(key)
+        let before = try fieldMarks(recordType: recordType)[key] ?? []
+        if options.isEmpty {
+            try db.execute(sql: "DELETE FROM field_mark WHERE type = ? AND key = ?", arguments: [recordType, key])
+        } else {
+            try db.execute(sql: """
+                INSERT INTO field_mark (type, key, options) VALUES (?, ?, ?)
+                ON CONFLICT (type, key) DO UPDATE SET options = excluded.options
+                """, arguments: [recordType, key, options.rawValue])
+        }
+        // Names and JSON paths are spliced here, never values: both passed `Identifier` above.
+        let queryable = "\"record_q:\(recordType):\(key)\""
+        if options.contains(.queryable) {
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(queryable) ON record (type, \(FieldSQL.value(key)), created)")
+        } else {
+            try db.execute(sql: "DROP INDEX IF EXISTS \(queryable)")
+        }
+        let sortable = "\"record_s:\(recordType):\(key)\""
+        if options.contains(.sortable) {
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(sortable) ON record (type, \(FieldSQL.value(key)))")
+        } else {
+            try db.execute(sql: "DROP INDEX IF EXISTS \(sortable)")
+        }
+        if before.contains(.searchable) != options.contains(.searchable) {
+            try reindexSearchText(recordType: recordType)
+        }
+    }
+
+    // MARK: Full-text search
+
+    /// Rebuilds the search text of every record of a type, after its searchable fields changed.
+    private func reindexSearchText(recordType: String) throws {
+        try db.execute(sql: "DELETE FROM record_search WHERE rowid IN (SELECT id FROM record WHERE type = ?)", arguments: [recordType])
+        let keys = try searchableKeys(of: recordType)
+        guard !keys.isEmpty else { return }
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, zone, fields FROM record WHERE type = ?", arguments: [recordType])
+        while let row = try rows.next() {
+            let fields = try FieldCoding.decode(row["fields"], zone: ZoneID(zoneName: row["zone"]), assetsDirectory: assets, keys: Set(keys))
+            try insertSearchText(Self.searchText(fields, keys: keys), rowID: row["id"])
+        }
+    }
+
+    /// Keeps the FTS5 row of a saved record in step with its searchable string fields.
+    ///
+    /// Only types with searchable fields have FTS5 rows (`reindexSearchText`
+    /// removes a type's rows when its last searchable mark goes), so other
+    /// types cost one cached lookup.
+    func indexSearchText(of record: Record, rowID: Int64) throws {
+        let keys = try searchableKeys(of: record.recordType)
+        guard !keys.isEmpty else { return }
+        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [rowID])
+        try insertSearchText(Self.searchText(record.fields, keys: keys), rowID: rowID)
+    }
+
+    func removeSearchText(of id: RecordID) throws {
+        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid IN (SELECT id FROM record WHERE zone = ? AND name = ?)")
+            .execute(arguments: [id.zoneID.zoneName, id.recordName])
+    }
+
+    private func insertSearchText(_ text: String, rowID: Int64) throws {
+        guard !text.isEmpty else { return }
+        try db.cachedStatement(sql: "INSERT INTO record_search (rowid, body) VALUES (?, ?)").execute(arguments: [rowID, text])
+    }
+
+    private static func searchText(_ fields: [String: FieldValue], keys: [String]) -> String {
+        keys.compactMap { fields[$0]?.stringValue }.joined(separator: "\n")
+    }
+
+    // MARK: Subscriptions
+
+    func subscriptionBodies(owner: String) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT body FROM subscription WHERE owner = ? ORDER BY id", arguments: [owner])
+    }
+
+    func saveSubscription(id: String, owner: String, body: String) throws {
+        try db.execute(sql: """
+            INSERT INTO subscription (owner, id, body) VALUES (?, ?, ?)
+            ON CONFLICT (owner, id) DO UPDATE SET body = excluded.body
+            """, arguments: [owner, id, body])
+    }
+
+    func deleteSubscription(id: String, owner: String) throws -> Bool {
+        try db.execute(sql: "DELETE FROM subscription WHERE owner = ? AND id = ?", arguments: [owner, id])
+        return db.changesCount > 0
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// Sleeps until the container directory changes, someone calls `wake()`, or the poll interval passes.
+///
+/// On a local filesystem inotify gives the wake-up; on a network filesystem
+/// it may never fire, and the timer is the only signal. Either way the caller
+/// confirms with a `ChangeSignal` before fetching.
+final class ChangeWatcher: Sendable {
+    /// Why `wait` returned.
+    enum Wake: Sendable {
+        case filesystem, woken, timeout
+    }
+
+    private let inotify: Int32
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+
+    init(directory: URL, useInotify: Bool) throws {
+        (wakeRead, wakeWrite) = try makeNonBlockingPipe()
+        var watch: Int32 = -1
+        if useInotify {
+            let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            if fd >= 0 {
+                let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
+                if inotify_add_watch(fd, directory.path, mask) >= 0 {
+                    watch = fd
+                } else {
+                    close(fd)
+                }
+            }
+        }
+        inotify = watch
+    }
+
+    deinit {
+        if inotify >= 0 { close(inotify) }
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Whether inotify is watching; if not, only the timer wakes the engine.
+    var usesInotify: Bool { inotify >= 0 }
+
+    /// Makes the current or next `wait` return at once.
+    func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// Waits up to `timeout` seconds.
+    func wait(timeout: Double) -> Wake {
+        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        if inotify >= 0 { fds.append(pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)) }
+        let milliseconds = Int32(max(0, min(timeout * 1000, Double(Int32.max))))
+        let ready = poll(&fds, nfds_t(fds.count), milliseconds)
+        guard ready > 0 else { return .timeout }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        if fds[0].revents != 0 {
+            while read(wakeRead, &buffer, buffer.count) > 0 {}
+            if fds.count > 1, fds[1].revents != 0 { while read(inotify, &buffer, buffer.count) > 0 {} }
+            return .woken
+        }
+        while read(inotify, &buffer, buffer.count) > 0 {}
+        return .filesystem
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import RecordStore
+
+/// The state of one outgoing change, as the app can see it.
+public enum OutboxState: Sendable, Equatable {
+    /// Waiting to be sent, or being retried after a transient failure.
+    case pending
+    /// Failed for good; kept until the app retries or discards it.
+    case failed(code: StoreError.Code, message: String)
+    /// Not in the outbox: it was sent (or never queued).
+    case sent
+}
+
+/// One outgoing change in the outbox.
+public struct OutboxEntry: Sendable {
+    public enum Operation: String, Sendable {
+        case save, delete
+    }
+
+    public var recordID: RecordID
+    public var recordType: String
+    public var operation: Operation
+    public var state: OutboxState
+    /// The record to save, as the app handed it over; `nil` for a delete.
+    public var record: Record?
+    /// Orders entries: earlier first.
+    var order: Int64
+}
+
+/// The durable outbox: a custom zone of the private database, one record per target record.
+///
+/// A later change to the same target replaces the earlier one, so that an
+/// edit before sending sends only the final text. The target's fields are kept
+/// under `f_<key>`, which also keeps its assets in the private database until
+/// they are sent. References point into the public database, so they are kept
+/// as `"action:name"` strings, and their keys listed in `refKeys`.
+struct Outbox: Sendable {
+    static let zone = ZoneID(zoneName: "fatchatOutbox")
+    private static let itemType = "OutboxItem"
+    private static let fieldPrefix = "f_"
+
+    let database: RecordDatabase
+
+    init(database: RecordDatabase) throws {
+        self.database = database
+        if try !database.allZones().contains(Self.zone) {
+            try database.saveZone(Self.zone)
+        }
+    }
+
+    /// Adds changes atomically; a change to a record already in the outbox replaces it.
+    func enqueue(saving records: [Record], deleting ids: [RecordID]) throws {
+        var order = Int64(Date().timeIntervalSince1970 * 1_000_000_000)
+        var items: [Record] = []
+        for record in records {
+            order += 1
+            var item = Record(recordType: Self.itemType, recordID: itemID(record.recordID))
+            item["op"] = .string(OutboxEntry.Operation.save.rawValue)
+            item["type"] = .string(record.recordType)
+            if let tag = record.recordChangeTag { item["tag"] = .string(tag) }
+            var referenceKeys: [FieldValue] = []
+            for (key, value) in record.fields {
+                if let kept = Self.keptReference(value) {
+                    item[Self.fieldPrefix + key] = kept
+                    referenceKeys.append(.string(key))
+                } else {
+                    item[Self.fieldPrefix + key] = value
+                }
+            }
+            if !referenceKeys.isEmpty { item["refKeys"] = .list(referenceKeys) }
+            item["state"] = "pending"
+            item["order"] = .int64(order)
+            items.append(item)
+        }
+        for id in ids {
+            order += 1
+            var item = Record(recordType: Self.itemType, recordID: itemID(id))
+            item["op"] = .string(OutboxEntry.Operation.delete.rawValue)
+            item["type"] = ""
+            item["state"] = "pending"
+            item["order"] = .int64(order)
+            items.append(item)
+        }
+        for start in stride(from: 0, to: items.count, by: RecordDatabase.maximumBatchSize) {
+            let batch = Array(items[start..<min(start + RecordDatabase.maximumBatchSize, items.count)])
+            let result = try database.modifyRecords(saving: batch, deleting: [], savePolicy: .allKeys)
+            if let failure = result.partialFailure {
+                throw failure.partialErrors.values.first ?? failure
+            }
+        }
+    }
+
+    /// Every entry, oldest first.
+    func entries() throws -> [OutboxEntry] {
+        try database.allRecords(in: Self.zone).compactMap(entry).sorted { $0.order < $1.order }
+    }
+
+    /// Entries waiting to be sent, oldest first.
+    func pending(limit: Int) throws -> [OutboxEntry] {
+        Array(try entries().filter { $0.state == .pending }.prefix(limit))
+    }
+
+    /// Removes sent entries and marks failed ones, in one write.
+    func settle(sent: [RecordID], failed: [(RecordID, StoreError)]) throws {
+        var marked: [Record] = []
+        if !failed.isEmpty {
+            let current = try database.records(for: failed.map { itemID($0.0) })
+            for (id, error) in failed {
+                guard case .success(var item)? = current[itemID(id)] else { continue }
+                item["state"] = "failed"
+                item["errorCode"] = .string(error.code.rawValue)
+                item["errorMessage"] = .string(error.message)
+                marked.append(item)
+            }
+        }
+        let removals = sent.map(itemID)
+        guard !marked.isEmpty || !removals.isEmpty else { return }
+        for start in stride(from: 0, to: max(marked.count, removals.count), by: RecordDatabase.maximumBatchSize / 2) {
+            let saves = Array(marked.dropFirst(start).prefix(RecordDatabase.maximumBatchSize / 2))
+            let deletes = Array(removals.dropFirst(start).prefix(RecordDatabase.maximumBatchSize / 2))
+            // Not atomic: another process of the same user may have removed an entry already.
+            _ = try database.modifyRecords(saving: saves, deleting: deletes, savePolicy: .allKeys, atomically: false)
+        }
+    }
+
+    /// Puts a failed entry back in line.
+    func retry(_ id: RecordID) throws {
+        var item = try database.record(for: itemID(id))
+        item["state"] = "pending"
+        item["errorCode"] = nil
+        item["errorMessage"] = nil
+        try database.save(item, savePolicy: .allKeys)
+    }
+
+    /// Drops an entry without sending it.
+    func discard(_ id: RecordID) throws {
+        try database.deleteRecord(withID: itemID(id))
+    }
+
+    func state(of id: RecordID) throws -> OutboxState {
+        guard let item = try? database.record(for: itemID(id)), let entry = entry(item) else { return .sent }
+        return entry.state
+    }
+
+    /// A reference (or list of them) as strings that the private database will not try to resolve.
+    private static func keptReference(_ value: FieldValue) -> FieldValue? {
+        func kept(_ reference: Reference) -> FieldValue { .string("\(reference.action.rawValue):\(reference.recordID.recordName)") }
+        switch value {
+        case .reference(let reference):
+            return kept(reference)
+        case .list(let items) where !items.isEmpty && items.allSatisfy({ $0.referenceValue != nil }):
+            return .list(items.compactMap(\.referenceValue).map(kept))
+        default:
+            return nil
+        }
+    }
+
+    private static func restoredReference(_ value: FieldValue) -> FieldValue {
+        func restored(_ text: String) -> FieldValue {
+            let parts = text.split(separator: ":", maxSplits: 1)
+            let action = parts.first.flatMap { Reference.Action(rawValue: String($0)) } ?? .none
+            return .reference(Reference(recordID: RecordID(recordName: parts.count == 2 ? String(parts[1]) : text), action: action))
+        }
+        switch value {
+        case .string(let text): return restored(text)
+        case .list(let items): return .list(items.compactMap(\.stringValue).map(restored))
+        default: return value
+        }
+    }
+
+    private func itemID(_ target: RecordID) -> RecordID {
+        RecordID(recordName: target.recordName, zoneID: Self.zone)
+    }
+
+    private func entry(_ item: Record) -> OutboxEntry? {
+        guard let op = item["op"]?.stringValue.flatMap(OutboxEntry.Operation.init(rawValue:)) else { return nil }
+        let target = RecordID(recordName: item.recordID.recordName)
+        let type = item["type"]?.stringValue ?? ""
+        var record: Record?
+        if op == .save {
+            var fields: [String: FieldValue] = [:]
+            let referenceKeys = Set(item["refKeys"]?.listValue?.compactMap(\.stringValue) ?? [])
+            for key in item.allKeys where key.hasPrefix(Self.fieldPrefix) {
+                let name = String(key.dropFirst(Self.fieldPrefix.count))
+                guard let value = item[key] else { continue }
+                fields[name] = referenceKeys.contains(name) ? Self.restoredReference(value) : value
+            }
+            record = Record(recordType: type, recordID: target, fields: fields, changeTag: item["tag"]?.stringValue)
+        }
+        let state: OutboxState
+        if item["state"]?.stringValue == "failed" {
+            let code = item["errorCode"]?.stringValue.flatMap(StoreError.Code.init(rawValue:)) ?? .internalError
+            state = .failed(code: code, message: item["errorMessage"]?.stringValue ?? "")
+        } else {
+            state = .pending
+        }
+        return OutboxEntry(recordID: target, recordType: type, operation: op, state: state, record: record, order: item["order"]?.int64Value ?? 0)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import RecordStore
+
+extension SyncEngine {
+    private var tokenRecordID: RecordID { RecordID(recordName: "syncState-\(configuration.clientName)") }
+
+    /// The position this client last saved, if any.
+    func savedToken() -> ChangeToken? {
+        guard let record = try? container.privateDatabase.record(for: tokenRecordID),
+              let data = record["token"]?.bytesValue else { return nil }
+        return try? ChangeToken(data: data)
+    }
+
+    func saveToken(_ token: ChangeToken) throws {
+        var record = Record(recordType: "SyncState", recordID: tokenRecordID)
+        record["token"] = .bytes(token.data)
+        try container.privateDatabase.save(record, savePolicy: .allKeys)
+    }
+
+    /// Waits for changes and fetches them, until the engine stops.
+    func fetchLoop() {
+        var signal: ChangeSignal?
+        var token = configuration.resumeFromSavedToken ? savedToken() : nil
+        var needsFetch = true
+        while isRunning {
+            do {
+                if signal == nil { signal = try container.publicDatabase.makeChangeSignal() }
+                if try signal?.hasChanged() == true { needsFetch = true }
+                if needsFetch {
+                    token = try fetchAll(from: token)
+                    needsFetch = false
+                    reportStatus(online: true, reason: nil)
+                }
+            } catch let error as StoreError {
+                signal = nil
+                needsFetch = true
+                reportStatus(online: false, reason: error.message)
+            } catch {
+                signal = nil
+                needsFetch = true
+                reportStatus(online: false, reason: "\(error)")
+            }
+            if !isRunning { break }
+            _ = watcher.wait(timeout: needsFetch ? min(pollInterval, 1) : pollInterval)
+        }
+    }
+
+    /// Fetches every batch since `token`, emits its events, then saves the new token.
+    private func fetchAll(from start: ChangeToken?) throws -> ChangeToken {
+        let database = container.publicDatabase
+        var token: ChangeToken
+        if let start {
+            token = start
+        } else if configuration.startFromBeginning {
+            token = try database.fetchChanges(since: nil, limit: 1).token
+            token = try fetchBatches(from: nil) ?? token
+            return token
+        } else {
+            token = try database.currentChangeToken()
+            try saveToken(token)
+            return token
+        }
+        return try fetchBatches(from: token) ?? token
+    }
+
+    /// Runs the owner's subscriptions over the changes and emits what fired; spent `firesOnce` subscriptions are deleted.
+    private func notify(about changes: [RecordChange]) throws {
+        guard !changes.isEmpty else { return }
+        let database = container.publicDatabase
+        let subscriptions = try database.allSubscriptions()
+        guard !subscriptions.isEmpty else { return }
+        let evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings)
+        for notification in evaluation.notifications { emit(.notification(notification)) }
+        for id in evaluation.subscriptionsToDelete { try? database.deleteSubscription(withID: id) }
+    }
+
+    /// Returns the last token reached, or `nil` if nothing was fetched.
+    private func fetchBatches(from start: ChangeToken?) throws -> ChangeToken? {
+        let database = container.publicDatabase
+        var token = start
+        var fetchedAny = false
+        while isRunning {
+            let batch: ChangeBatch
+            do {
+                batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize)
+            } catch let error as StoreError where error.code == .changeTokenExpired {
+                let fresh = try database.currentChangeToken()
+                let refetched = try configuration.refetch?(database) ?? []
+                emit(.changeTokenExpired(refetched: refetched))
+                try saveToken(fresh)
+                return fresh
+            }
+            if !batch.changedRecords.isEmpty { emit(.recordsChanged(batch.changedRecords)) }
+            if !batch.deletedRecords.isEmpty { emit(.recordsDeleted(batch.deletedRecords)) }
+            try notify(about: batch.changes)
+            if batch.token != token {
+                try saveToken(batch.token)
+            }
+            token = batch.token
+            fetchedAny = true
+            if !batch.moreComing { break }
+        }
+        return fetchedAny ? token : start
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import RecordStore
+
+extension SyncEngine {
+    // MARK: What the app calls
+
+    /// Puts changes in the durable outbox and wakes the sender. Returns once they are on disk.
+    public func send(saving records: [Record] = [], deleting ids: [RecordID] = []) throws {
+        try outbox.enqueue(saving: records, deleting: ids)
+        sendWake.wake()
+    }
+
+    /// Everything in the outbox, oldest first.
+    public func outboxEntries() throws -> [OutboxEntry] { try outbox.entries() }
+
+    /// Where one outgoing change stands.
+    public func state(of id: RecordID) throws -> OutboxState { try outbox.state(of: id) }
+
+    /// Sends a failed change again.
+    public func retry(_ id: RecordID) throws {
+        try outbox.retry(id)
+        sendWake.wake()
+    }
+
+    /// Drops a failed or pending change without sending it.
+    public func discard(_ id: RecordID) throws {
+        try outbox.discard(id)
+        reportStatus(online: nil, reason: nil)
+    }
+
+    /// Waits until nothing is pending (failed entries do not count), or the timeout passes.
+    /// Returns whether the outbox has nothing pending.
+    public func waitUntilSent(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        idle.lock()
+        defer { idle.unlock() }
+        while true {
+            if let pending = try? outbox.pending(limit: 1), pending.isEmpty { return true }
+            if Date() >= deadline { return false }
+            _ = idle.wait(until: min(deadline, Date().addingTimeInterval(0.5)))
+        }
+    }
+
+    // MARK: The send loop
+
+    func sendLoop() {
+        var backoff = configuration.initialBackoff
+        while isRunning {
+            let delay: Double
+            do {
+                let progressed = try sendBatch()
+                backoff = configuration.initialBackoff
+                delay = progressed ? 0 : 5
+            } catch let error as StoreError {
+                reportStatus(online: false, reason: error.message)
+                delay = backoff
+                backoff = min(backoff * 2, configuration.maximumBackoff)
+            } catch {
+                reportStatus(online: false, reason: "\(error)")
+                delay = backoff
+                backoff = min(backoff * 2, configuration.maximumBackoff)
+            }
+            idle.lock()
+            idle.broadcast()
+            idle.unlock()
+            if delay > 0, isRunning { _ = sendWake.wait(timeout: delay) }
+        }
+    }
+
+    /// Sends up to one batch. Returns whether there was anything to send.
+    /// Throws when the whole batch hit a transient failure, so the loop backs off.
+    private func sendBatch() throws -> Bool {
+        let entries = try outbox.pending(limit: RecordDatabase.maximumBatchSize)
+        guard !entries.isEmpty else { return false }
+        let saves = entries.compactMap(\.record)
+        let deletes = entries.filter { $0.operation == .delete }.map(\.recordID)
+        let result = try container.publicDatabase.modifyRecords(saving: saves, deleting: deletes)
+
+        var sentSaves: [Record] = []
+        var sentDeletes: [RecordID] = []
+        var failed: [(RecordID, StoreError)] = []
+        var transient: StoreError?
+        for record in saves {
+            switch result.saveResults[record.recordID] {
+            case .success(let saved)?:
+                sentSaves.append(saved)
+            case .failure(let error)?:
+                if error.isTransient {
+                    transient = error
+                } else if let server = alreadySent(record, error) {
+                    sentSaves.append(server)
+                } else {
+                    failed.append((record.recordID, error))
+                }
+            case nil:
+                break
+            }
+        }
+        for id in deletes {
+            switch result.deleteResults[id] {
+            case .success?:
+                sentDeletes.append(id)
+            case .failure(let error)?:
+                if error.isTransient {
+                    transient = error
+                } else if error.code == .unknownItem {
+                    sentDeletes.append(id)
+                } else {
+                    failed.append((id, error))
+                }
+            case nil:
+                break
+            }
+        }
+        try outbox.settle(sent: sentSaves.map(\.recordID) + sentDeletes, failed: failed)
+        if !sentSaves.isEmpty || !sentDeletes.isEmpty { emit(.sent(saved: sentSaves, deleted: sentDeletes)) }
+        for (id, error) in failed { emit(.sendFailed(id, error)) }
+        if let transient { throw transient }
+        reportStatus(online: true, reason: nil)
+        return true
+    }
+
+    /// A resend after a crash finds its own earlier commit: that counts as sent.
+    private func alreadySent(_ record: Record, _ error: StoreError) -> Record? {
+        guard error.code == .serverRecordChanged, let server = error.serverRecord else { return nil }
+        let me = container.currentUserRecordID
+        if record.recordChangeTag == nil {
+            return server.creatorUserRecordID == me && sameContent(server, record) ? server : nil
+        }
+        return server.lastModifiedUserRecordID == me && sameContent(server, record) ? server : nil
+    }
+
+    /// Compares fields, assets by content hash.
+    private func sameContent(_ a: Record, _ b: Record) -> Bool {
+        func normalized(_ value: FieldValue) -> FieldValue {
+            switch value {
+            case .asset(let asset): .string("asset:" + (asset.contentHash ?? asset.fileURL.path))
+            case .list(let items): .list(items.map(normalized))
+            default: value
+            }
+        }
+        return a.fields.mapValues(normalized) == b.fields.mapValues(normalized)
+    }
+
+    // MARK: Status
+
+    /// Emits a status event when connectivity or the outbox counts changed.
+    /// `online: nil` keeps the last known connectivity.
+    func reportStatus(online: Bool?, reason: String?) {
+        let entries = (try? outbox.entries()) ?? []
+        let failedCount = entries.filter { if case .failed = $0.state { true } else { false } }.count
+        let changed: SyncStatus? = lastStatus.withLock { last in
+            let isOnline = online ?? last?.online ?? true
+            let status = SyncStatus(online: isOnline, pending: entries.count - failedCount, failed: failedCount,
+                                    reason: isOnline ? nil : (reason ?? last?.reason))
+            guard status != last else { return nil }
+            last = status
+            return status
+        }
+        if let changed { emit(.status(changed)) }
+    }
+}

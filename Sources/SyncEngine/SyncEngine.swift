@@ -1,0 +1,114 @@
+import Foundation
+import RecordStore
+import Synchronization
+
+/// Keeps a client in step with its container's public database.
+///
+/// It watches for commits by other processes (inotify, then `PRAGMA
+/// data_version`, with a timer poll as the fallback and the only signal on a
+/// network filesystem), fetches the change feed since its saved token, and
+/// emits events, including notifications from its owner's subscriptions. Outgoing changes go to a durable outbox in the private
+/// database first, then to the public database in batches, retried with
+/// exponential backoff while the failure is transient.
+public final class SyncEngine: Sendable {
+    /// How the engine behaves.
+    public struct Configuration: Sendable {
+        /// How often to check without a wake-up; default 1 s in local mode, 250 ms in network mode.
+        public var pollInterval: Double?
+        /// Use inotify for immediate wake-ups where the filesystem supports it.
+        public var useInotify = true
+        /// Names this client's saved position, so that two clients of one user do not share it.
+        public var clientName = "default"
+        /// Continue from the position this client saved last time; when false, start afresh.
+        public var resumeFromSavedToken = true
+        /// With no saved token, start from the beginning of the kept history rather than from now.
+        public var startFromBeginning = false
+        /// The first retry delay after a transient failure; it doubles up to `maximumBackoff`.
+        public var initialBackoff = 0.05
+        public var maximumBackoff = 5.0
+        /// The formats that localized alerts are rendered with.
+        public var alertStrings = AlertStrings()
+        /// Called when the saved token has expired, to refetch what the app needs.
+        public var refetch: (@Sendable (RecordDatabase) throws -> [Record])?
+
+        public init() {}
+    }
+
+    public let container: Container
+    let configuration: Configuration
+    let events: EventQueue<SyncEvent>
+    let outbox: Outbox
+    let watcher: ChangeWatcher
+    let sendWake: ChangeWatcher
+    let pollInterval: Double
+    let running = Atomic<Bool>(false)
+    let loops = DispatchGroup()
+    let lastStatus = Mutex<SyncStatus?>(nil)
+    let idle = NSCondition()
+
+    /// Prepares an engine; call `start()` to begin watching and sending.
+    public init(container: Container, configuration: Configuration = Configuration()) throws {
+        self.events = try EventQueue()
+        self.container = container
+        self.configuration = configuration
+        self.outbox = try Outbox(database: container.privateDatabase)
+        self.watcher = try ChangeWatcher(directory: container.url, useInotify: configuration.useInotify)
+        self.sendWake = try ChangeWatcher(directory: container.url, useInotify: false)
+        self.pollInterval = configuration.pollInterval ?? (container.mode == .network ? 0.25 : 1.0)
+    }
+
+    // MARK: Lifecycle
+
+    /// Starts the fetch and send loops, each on its own thread.
+    public func start() {
+        guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        for (name, loop) in [("fatchat.sync.fetch", fetchLoop), ("fatchat.sync.send", sendLoop)] as [(String, @Sendable () -> Void)] {
+            loops.enter()
+            let thread = Thread { [loops] in
+                loop()
+                loops.leave()
+            }
+            thread.name = name
+            thread.start()
+        }
+    }
+
+    /// Stops both loops and ends the event sequence.
+    public func stop() {
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        watcher.wake()
+        sendWake.wake()
+        loops.wait()
+        events.finish()
+    }
+
+    var isRunning: Bool { running.load(ordering: .sequentiallyConsistent) }
+
+    // MARK: Events
+
+    /// A descriptor that is readable while events are waiting; pass it to `poll()`.
+    public var eventDescriptor: Int32 { events.descriptor }
+
+    /// The next waiting event, or `nil` at once if none is waiting.
+    public func nextEvent() -> SyncEvent? { events.pop() }
+
+    /// The events as an async sequence; it ends when the engine stops.
+    public var eventStream: SyncEvents { SyncEvents(engine: self) }
+
+    func emit(_ event: SyncEvent) { events.push(event) }
+
+    /// Asks the fetch loop to check for changes now.
+    public func fetchNow() { watcher.wake() }
+}
+
+/// The engine's events, one at a time, as an `AsyncSequence`.
+public struct SyncEvents: AsyncSequence, Sendable {
+    let engine: SyncEngine
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let engine: SyncEngine
+        public mutating func next() async -> SyncEvent? { await engine.events.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(engine: engine) }
+}

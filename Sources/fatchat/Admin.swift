@@ -1,0 +1,170 @@
+import ArgumentParser
+import FatchatCore
+import Foundation
+import RecordStore
+
+struct Admin: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The dashboard: record types, queries, subscriptions, index marks, checks.",
+        subcommands: [Types.self, QueryRecords.self, ListSubscriptions.self, Index.self, Check.self, Reset.self])
+
+    struct Types: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List record types, their counts and fields, and index marks.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            try reportingErrors {
+                let database = try global.openContainer(create: false).publicDatabase
+                for summary in try database.recordTypes() {
+                    print("\(summary.recordType) (\(summary.count) record\(summary.count == 1 ? "" : "s"))")
+                    let marks = try database.indexes(ofType: summary.recordType)
+                    for key in summary.fields.keys.sorted() {
+                        var line = "  \(key): \(summary.fields[key] ?? "?")"
+                        if let mark = marks[key] { line += "  [" + Admin.describe(mark) + "]" }
+                        print(line)
+                    }
+                }
+            }
+        }
+    }
+
+    static func describe(_ options: FieldIndexOptions) -> String {
+        [(FieldIndexOptions.queryable, "queryable"), (.sortable, "sortable"), (.searchable, "searchable")]
+            .filter { options.contains($0.0) }.map(\.1).joined(separator: ", ")
+    }
+
+    struct QueryRecords: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "query",
+            abstract: "Query records with a CloudKit predicate, e.g. admin query Message 'text BEGINSWITH \"hi\"'.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The record type.") var type: String
+        @Argument(help: "The predicate; TRUEPREDICATE for all.") var predicate = "TRUEPREDICATE"
+        @Option(help: ArgumentHelp("Sort key, with :desc for descending (repeatable).", valueName: "KEY[:desc]")) var sort: [String] = []
+        @Option(help: "At most this many records.") var limit = 20
+        @Flag(help: "One JSON object per record.") var json = false
+
+        func run() throws {
+            try reportingErrors {
+                let database = try global.openContainer(create: false).publicDatabase
+                let sorts = try sort.map { spec in
+                    let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+                    return try QuerySortDescriptor(key: parts.first ?? spec, ascending: parts.count < 2 || parts[1].lowercased() != "desc")
+                }
+                let query = Query(recordType: type, predicate: try QueryPredicate(format: predicate), sortDescriptors: sorts)
+                for record in try database.records(matching: query, resultsLimit: max(1, min(limit, RecordDatabase.maximumResultsLimit))).records {
+                    print(RecordPrinter.line(record, json: json))
+                }
+            }
+        }
+    }
+
+    struct ListSubscriptions: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "subscriptions", abstract: "List this user's subscriptions.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            try reportingErrors {
+                let database = try global.openContainer(create: false).publicDatabase
+                for line in try SubscriptionListing.lines(database) { print(line) }
+            }
+        }
+    }
+
+    struct Index: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Mark a field queryable, sortable and/or searchable; records saved before are indexed too.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The record type.") var type: String
+        @Argument(help: "The field key.") var field: String
+        @Flag var queryable = false
+        @Flag var sortable = false
+        @Flag var searchable = false
+        @Flag(help: "Remove the field's marks.") var none = false
+
+        func validate() throws {
+            if !none, !queryable, !sortable, !searchable {
+                throw ValidationError("Give --queryable, --sortable and/or --searchable (or --none to remove the marks).")
+            }
+        }
+
+        func run() throws {
+            try reportingErrors {
+                var options: FieldIndexOptions = []
+                if queryable { options.insert(.queryable) }
+                if sortable { options.insert(.sortable) }
+                if searchable { options.insert(.searchable) }
+                try global.openContainer(create: false).publicDatabase.setIndexes(options, forField: field, ofType: type)
+                print("\(type).\(field): \(options.isEmpty ? "no marks" : Admin.describe(options))")
+            }
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Check the public database's integrity.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            try reportingErrors {
+                let problems = try global.openContainer(create: false).publicDatabase.checkIntegrity()
+                if problems.isEmpty {
+                    print("ok")
+                } else {
+                    problems.forEach { print($0) }
+                    throw ExitCode.failure
+                }
+            }
+        }
+    }
+
+    struct Reset: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Erase every record, message and subscription of the public database (asks first).")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Do not ask for confirmation.") var yes = false
+
+        func run() throws {
+            try reportingErrors {
+                let container = try global.openContainer(create: false)
+                if !yes {
+                    FileHandle.standardError.write(Data("Erase everything in \(container.url.path)? Every client loses its history. Type 'yes' to go on: ".utf8))
+                    guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
+                        FileHandle.standardError.write(Data("Nothing was erased.\n".utf8))
+                        throw ExitCode.failure
+                    }
+                }
+                try container.publicDatabase.eraseAll()
+                print("Erased \(container.url.path).")
+            }
+        }
+    }
+}
+
+/// How records look in `admin query`.
+enum RecordPrinter {
+    static func line(_ record: Record, json: Bool) -> String {
+        var object: [String: Any] = ["recordName": record.recordID.recordName, "recordType": record.recordType]
+        if let created = record.creationDate { object["creationDate"] = created.formatted(Date.ISO8601FormatStyle()) }
+        if let creator = record.creatorUserRecordID { object["creator"] = creator.recordName }
+        var fields: [String: Any] = [:]
+        for key in record.allKeys { fields[key] = record[key].map(describe) ?? "" }
+        object["fields"] = fields
+        if json, let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+            return String(decoding: data, as: UTF8.self)
+        }
+        let body = record.allKeys.map { "\($0)=\(Sanitizer.inert("\(fields[$0] ?? "")"))" }.joined(separator: " ")
+        return "\(record.recordID.recordName) [\(record.recordType)] \(body)"
+    }
+
+    static func describe(_ value: FieldValue) -> Any {
+        switch value {
+        case .string(let s): s
+        case .int64(let i): i
+        case .double(let d): d
+        case .bytes(let b): "<\(b.count) bytes>"
+        case .date(let d): d.formatted(Date.ISO8601FormatStyle())
+        case .location(let l): "(\(l.latitude), \(l.longitude))"
+        case .reference(let r): "→\(r.recordID.recordName)" + (r.action == .deleteSelf ? " (deleteSelf)" : "")
+        case .asset(let a): "asset:\(a.contentHash ?? "?")"
+        case .list(let items): items.map(describe)
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import ArgumentParser
+import FatchatCore
+import Foundation
+import RecordStore
+
+struct Chat: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Open the full-screen client (the default).")
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        FileHandle.standardError.write(Data("fatchat: the full-screen client is not built yet; use `fatchat bot`, `fatchat post` or `fatchat read`.\n".utf8))
+        throw ExitCode.failure
+    }
+}
+
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a container that several OS users can share.",
+        discussion: "With --group, the directory is setgid to that group and group-writable, and so are the files SQLite creates in it later.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The directory to make the container in.") var directory: String
+    @Option(help: "The group whose members may use the container.") var group: String?
+
+    func run() throws {
+        try reportingErrors {
+            let url = URL(fileURLWithPath: directory)
+            let container = try SharedContainer.make(at: url, group: group, mode: global.fsMode.flatMap(JournalMode.init(rawValue:)))
+            print("Created \(container.url.path) (\(container.mode.rawValue) mode\(group.map { ", shared with group \($0)" } ?? "")).")
+        }
+    }
+}
+
+struct Post: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Post a message to a channel, creating the channel if needed.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The channel.") var channel: String
+    @Argument(parsing: .captureForPassthrough, help: "The text; several words are joined with spaces.") var text: [String]
+    @Option(help: "Seconds to wait for the message to be sent.") var timeout = 10.0
+
+    func run() throws {
+        try reportingErrors {
+            let client = try global.openClient("post")
+            let name = try ChannelName(channel)
+            let words = text.first == "--" ? Array(text.dropFirst()) : text
+            guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
+            let record = try client.post(words.joined(separator: " "), to: name)
+            client.engine.start()
+            defer { client.engine.stop() }
+            guard client.engine.waitUntilSent(timeout: timeout) else {
+                FileHandle.standardError.write(Data("fatchat: not sent yet; it stays queued and goes out next time.\n".utf8))
+                throw ExitCode(3)
+            }
+            if case .failed(_, let message) = try client.engine.state(of: record.recordID) {
+                throw CommandError("Not sent: \(message)")
+            }
+        }
+    }
+}
+
+struct Read: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print a channel's latest messages, and with --follow, new ones as they come.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The channel.") var channel: String
+    @Option(help: "How many of the latest messages to print.") var last = 20
+    @Flag(help: "Keep printing new messages until interrupted.") var follow = false
+    @Flag(help: "One JSON object per line, as the bot prints.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let client = try global.openClient("read", resume: false)
+            let name = try ChannelName(channel)
+            guard try client.channel(name) != nil else { throw CommandError("There is no channel #\(name.display).") }
+            let formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
+            for message in try client.messages(in: name, limit: max(1, last)).messages {
+                print(formatter.message(message))
+            }
+            guard follow else { return }
+            try Follower(client: client, channel: name, formatter: formatter).run()
+        }
+    }
+}
+
+struct Channels: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the channels, oldest first.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "One JSON object per line.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let client = try global.openClient("channels")
+            let formatter = EventFormatter(json: json)
+            for channel in try client.channels() {
+                if json {
+                    print(formatter.event("channel", ["channel": channel.name.display, "topic": channel.topic, "creator": channel.creator?.recordName ?? ""]))
+                } else {
+                    print("#\(channel.name.display)" + (channel.topic.isEmpty ? "" : "  \(Sanitizer.inert(channel.topic))"))
+                }
+            }
+        }
+    }
+}
+
+struct Who: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List a channel's members.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The channel.") var channel: String
+    @Flag(help: "One JSON object per line.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let client = try global.openClient("who")
+            let formatter = EventFormatter(json: json)
+            for member in try client.members(of: try ChannelName(channel)) {
+                print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.recordName]) : Sanitizer.inert(member.handle))
+            }
+        }
+    }
+}
+
+struct Bot: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run headless: commands and messages from stdin, events to stdout.",
+        discussion: """
+            Each input line is a /command, or a message to the current channel (the last one joined). \
+            With --json each line is an object instead, e.g. {"cmd":"post","channel":"general","text":"hi"}. \
+            At end of input the bot waits for its outbox to empty (at most --drain-timeout seconds), then \
+            exits 0, or 3 if messages are left unsent; they stay queued for next time.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Join this channel at start (repeatable).") var join: [String] = []
+    @Flag(help: "JSON lines in and out.") var json = false
+    @Option(help: "Seconds to wait for the outbox to empty at end of input.") var drainTimeout = 10.0
+
+    func run() throws {
+        try reportingErrors {
+            var options = BotRunner.Options()
+            options.join = join
+            options.json = json
+            options.drainTimeout = drainTimeout
+            let outcome = try BotRunner(client: try global.openClient("bot"), options: options).run()
+            if case .unsent = outcome { throw ExitCode(3) }
+        }
+    }
+}
+
+struct Profile: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Set your public profile, and whether others may find you by handle or e-mail.",
+        discussion: "Nobody can look you up unless you pass --discoverable. Empty values clear a field.")
+    @OptionGroup var global: GlobalOptions
+    @Option var firstName: String?
+    @Option var lastName: String?
+    @Option var email: String?
+    @Flag(inversion: .prefixedNo, help: "Let others find you with `fatchat whois`.") var discoverable: Bool?
+
+    func run() throws {
+        try reportingErrors {
+            let client = try global.openClient("profile")
+            try client.setProfile(firstName: firstName, lastName: lastName, email: email, discoverable: discoverable)
+            client.engine.start()
+            defer { client.engine.stop() }
+            guard client.engine.waitUntilSent(timeout: 10) else { throw ExitCode(3) }
+        }
+    }
+}
+
+struct Whois: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Find people who opted in to discovery, by handle or e-mail.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "A handle, or an e-mail address.") var who: String
+    @Flag(help: "One JSON object per line.") var json = false
+
+    func run() throws {
+        try reportingErrors {
+            let found = try global.openClient("whois").lookUp(who)
+            if found.isEmpty {
+                FileHandle.standardError.write(Data("fatchat: nobody discoverable matches \(who).\n".utf8))
+                throw ExitCode.failure
+            }
+            let formatter = EventFormatter(json: json)
+            for person in found {
+                let name = [person.firstName, person.lastName].compactMap { $0 }.joined(separator: " ")
+                print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.recordName, "name": name])
+                           : Sanitizer.inert("\(person.handle)\(name.isEmpty ? "" : " (\(name))") \(person.user.recordName)"))
+            }
+        }
+    }
+}

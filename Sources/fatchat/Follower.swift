@@ -1,0 +1,41 @@
+import FatchatCore
+import Foundation
+import RecordStore
+
+/// `fatchat read --follow`: prints a channel's new messages as they arrive.
+struct Follower {
+    let client: ChatClient
+    let channel: ChannelName
+    let formatter: EventFormatter
+
+    func run() throws {
+        let engine = client.engine
+        engine.start()
+        defer { engine.stop() }
+        guard let channelID = try client.channel(channel)?.recordID else { return }
+        while true {
+            var fds = [pollfd(fd: engine.eventDescriptor, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 1, -1) < 0, errno != EINTR { return }
+            while let event = engine.nextEvent() {
+                for chat in ChatEvent.from(event) {
+                    switch chat {
+                    case .message(let message) where message.channel == channelID:
+                        say(formatter.message(message))
+                    case .messageEdited(let message) where message.channel == channelID:
+                        say(formatter.message(message, type: "edited"))
+                    case .channelDeleted(_, let id) where id == channelID:
+                        say(formatter.event("channel_deleted", ["channel": channel.display, "text": "#\(channel.display) was deleted"]))
+                        return
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes a line to stdout at once, so a pipe sees it while the command keeps running.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+@testable import FatchatCore
+import RecordStore
+
+@Suite struct ChatClientTests {
+    @Test func joiningANewChannelCreatesItAndAMembership() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        let (channel, created) = try client.join(try ChannelName("General"))
+        #expect(created)
+        #expect(channel.creator == client.user)
+        client.flush()
+        #expect(try client.members(of: try ChannelName("general")).map(\.user) == [client.user])
+        #expect(try client.join(try ChannelName("GENERAL")).created == false, "names are unique ignoring case")
+        #expect(try client.channels().map(\.name.display) == ["General"])
+        #expect(throws: CommandError.self) { try client.createChannel(try ChannelName("general")) }
+    }
+
+    @Test func channelsAreListedOldestFirst() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        for name in ["zebra", "alpha", "middle"] { try client.createChannel(try ChannelName(name)) }
+        #expect(try client.channels().map(\.name.display) == ["zebra", "alpha", "middle"])
+    }
+
+    @Test func leavingRemovesTheMembership() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        let name = try ChannelName("ops")
+        try client.join(name)
+        client.flush()
+        try client.leave(name)
+        client.flush()
+        #expect(try client.members(of: name).isEmpty)
+        #expect(try client.joinedChannels().isEmpty)
+    }
+
+    @Test func messagesPageNewestLastWithCursors() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        let name = try ChannelName("history")
+        for i in 0..<25 { try client.post("message \(i)", to: name) }
+        client.flush()
+        let page = try client.messages(in: name, limit: 10)
+        #expect(page.messages.map(\.text) == (15..<25).map { "message \($0)" })
+        let older = try client.messages(in: name, limit: 10, older: page.older)
+        #expect(older.messages.map(\.text) == (5..<15).map { "message \($0)" })
+        let oldest = try client.messages(in: name, limit: 10, older: older.older)
+        #expect(oldest.messages.map(\.text) == (0..<5).map { "message \($0)" })
+        #expect(oldest.older == nil)
+    }
+
+    @Test func onlyTheCreatorDeletesAChannelAndTheDeleteCascades() throws {
+        let sandbox = try ChatSandbox()
+        let alice = try sandbox.client("alice", handle: "alice")
+        let bob = try sandbox.client("bob", handle: "bob")
+        defer { alice.engine.stop(); bob.engine.stop() }
+        let name = try ChannelName("temp")
+        try alice.post("from alice", to: name)
+        try bob.post("from bob", to: name)
+        alice.flush(); bob.flush()
+        // Both are the same OS user here, so the creator check is made on the record's creator.
+        let channel = try #require(try alice.channel(name))
+        #expect(channel.creator == alice.user)
+        try alice.deleteChannel(name)
+        #expect(try alice.channel(name) == nil)
+        let leftovers = try alice.container.publicDatabase.records(matching: Query(recordType: ChatSchema.messageType), resultsLimit: 100).records
+            + alice.container.publicDatabase.records(matching: Query(recordType: ChatSchema.membershipType), resultsLimit: 100).records
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func editsMarkTheMessageAndConflictsAreDecidedByChangeTag() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        let name = try ChannelName("edits")
+        try client.post("frist", to: name)
+        client.flush()
+        try client.edit("last", text: "first", in: name)
+        client.flush()
+        let message = try #require(client.messages(in: name).messages.last)
+        #expect(message.text == "first")
+        #expect(message.edited)
+        #expect(EventFormatter(json: false).message(message).hasSuffix("first (edited)"))
+
+        // A stale copy loses: its change tag no longer matches.
+        var stale = try client.container.publicDatabase.record(for: message.id)
+        try client.edit("last", text: "second", in: name)
+        client.flush()
+        stale["text"] = "stale"
+        let error = #expect(throws: StoreError.self) { try client.container.publicDatabase.save(stale) }
+        #expect(error?.code == .serverRecordChanged)
+        #expect(try client.messages(in: name).messages.last?.text == "second")
+    }
+
+    @Test func anUnsentMessageCanBeEditedOrDeletedBeforeItGoesOut() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        client.engine.stop()
+        let name = try ChannelName("quick")
+        try client.createChannel(name)
+        try client.post("typo", to: name)
+        try client.edit("last", text: "fixed", in: name)
+        #expect(try client.engine.outboxEntries().compactMap { $0.record?["text"]?.stringValue } == ["fixed"])
+        try client.deleteMessage("last", in: name)
+        #expect(try client.engine.outboxEntries().filter { $0.recordType == ChatSchema.messageType }.isEmpty)
+    }
+
+    @Test func readMarkersSurviveARestart() throws {
+        let sandbox = try ChatSandbox()
+        let name = try ChannelName("news")
+        do {
+            let other = try sandbox.client("writer")
+            defer { other.engine.stop() }
+            for i in 0..<3 { try other.post("item \(i)", to: name) }
+            other.flush()
+        }
+        do {
+            let reader = try sandbox.client("reader")
+            defer { reader.engine.stop() }
+            #expect(try reader.unreadCount(name) == 0, "same OS user: its own messages are never unread")
+        }
+        // Markers are per private database: a second "user" directory sees unread, marks, restarts.
+        let reader = try sandbox.client("reader")
+        let messages = try reader.messages(in: name).messages
+        try reader.markRead(name, upTo: messages[1].date)
+        reader.engine.stop()
+        let again = try sandbox.client("reader")
+        defer { again.engine.stop() }
+        #expect(again.lastRead(name) == messages[1].date)
+    }
+
+    @Test func searchFindsWordsIgnoringCaseAndAccents() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        let name = try ChannelName("food")
+        try client.post("Lunch at the Café tomorrow?", to: name)
+        try client.post("no coffee today", to: name)
+        client.flush()
+        #expect(try client.search("cafe").map(\.text) == ["Lunch at the Café tomorrow?"])
+        #expect(try client.search("TOMORROW lunch").count == 1)
+        #expect(try client.search("tea").isEmpty)
+    }
+
+    @Test func theDefaultHandleIsTheOSUserAndNickPersists() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        #expect(client.handle == client.container.currentUser.userName)
+        try client.setHandle("ada")
+        #expect(client.handle == "ada")
+        #expect(throws: CommandError.self) { try client.setHandle("has space") }
+        client.flush()
+        let again = try sandbox.client()
+        defer { again.engine.stop() }
+        #expect(again.handle == "ada")
+        #expect(try again.container.publicDatabase.record(for: again.user)["handle"] == "ada")
+    }
+
+    @Test func discoveryIsOptIn() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        try client.setHandle("grace")
+        try client.setProfile(firstName: "Grace", lastName: "Hopper", email: "Grace@Example.org", discoverable: nil)
+        client.flush()
+        #expect(try client.lookUp("grace").isEmpty)
+        #expect(try client.lookUp("grace@example.org").isEmpty)
+        try client.setProfile(firstName: nil, lastName: nil, email: nil, discoverable: true)
+        client.flush()
+        #expect(try client.lookUp("grace").map(\.lastName) == ["Hopper"])
+        #expect(try client.lookUp("GRACE@example.org").map(\.handle) == ["grace"])
+    }
+
+    @Test func aMessageToAChannelDeletedMeanwhileIsKeptAndReported() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        let name = try ChannelName("vanishing")
+        try client.join(name)
+        client.flush()
+        client.engine.stop()
+        let queued = try client.post("still here?", to: name)
+        try client.container.publicDatabase.deleteRecord(withID: name.recordID)
+
+        let again = try sandbox.client()
+        defer { again.engine.stop() }
+        again.flush()
+        guard case .failed(let code, _) = try again.engine.state(of: queued.recordID) else {
+            Issue.record("the message should have failed")
+            return
+        }
+        #expect(code == .referenceViolation)
+        #expect(try again.engine.outboxEntries().first?.record?["text"] == "still here?")
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import RecordStore
+
+@Suite struct ChangeFeedTests {
+    @Test func changesSinceATokenAreReportedOnceEachInTheirLatestState() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        let before = try db.save(Record(recordType: "Note"))
+        let token = try db.currentChangeToken()
+
+        var a = try db.save(Record(recordType: "Note"))
+        a["text"] = "edited"
+        a = try db.save(a)
+        let b = try db.save(Record(recordType: "Note"))
+        try db.deleteRecord(withID: b.recordID)
+        try db.deleteRecord(withID: before.recordID)
+
+        let batch = try db.fetchChanges(since: token)
+        #expect(batch.changedRecords.map(\.recordID) == [a.recordID])
+        #expect(batch.changedRecords.first?["text"] == "edited")
+        #expect(Set(batch.deletedRecords.map(\.recordID)) == [b.recordID, before.recordID])
+        #expect(batch.changes.map(\.kind) == [.created, .updated, .created, .deleted, .deleted])
+        #expect(batch.changes[1].previousFields?["text"] == nil)
+        #expect(!batch.moreComing)
+
+        let nothing = try db.fetchChanges(since: batch.token)
+        #expect(nothing.changes.isEmpty)
+        #expect(nothing.token == batch.token)
+    }
+
+    @Test func largeBatchesComeInPiecesWithMoreComing() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        let records = (0..<250).map { i -> Record in
+            var r = Record(recordType: "Note", recordID: RecordID(recordName: "n\(i)"))
+            r["i"] = .int64(Int64(i))
+            return r
+        }
+        try db.modifyRecords(saving: records, deleting: []).check()
+
+        var token: ChangeToken?
+        var seen: [RecordID] = []
+        var rounds = 0
+        repeat {
+            let batch = try db.fetchChanges(since: token, limit: 100)
+            seen += batch.changedRecords.map(\.recordID)
+            token = batch.token
+            rounds += 1
+            if !batch.moreComing { break }
+        } while rounds < 10
+        #expect(rounds == 3)
+        #expect(seen.count == 250)
+        #expect(Set(seen) == Set(records.map(\.recordID)))
+    }
+
+    @Test func aTokenWorksAfterTheProcessReopensTheContainer() throws {
+        let dir = try TemporaryDirectory()
+        var data: Data
+        do {
+            let container = try dir.container()
+            try container.publicDatabase.save(Record(recordType: "Note"))
+            data = try container.publicDatabase.currentChangeToken().data
+        }
+        let reopened = try dir.container()
+        let later = try reopened.publicDatabase.save(Record(recordType: "Note"))
+        let batch = try reopened.publicDatabase.fetchChanges(since: try ChangeToken(data: data))
+        #expect(batch.changedRecords.map(\.recordID) == [later.recordID])
+        #expect(throws: StoreError.self) { try ChangeToken(data: Data("garbage".utf8)) }
+    }
+
+    @Test func aTokenOlderThanTheKeptHistoryExpires() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(historyLimit: 10).publicDatabase
+        let old = try db.currentChangeToken()
+        for _ in 0..<5 { try db.save(Record(recordType: "Note")) }
+        #expect(throws: Never.self) { try db.fetchChanges(since: old) }
+        for _ in 0..<12 { try db.save(Record(recordType: "Note")) }
+        let recent = try db.currentChangeToken()
+        for _ in 0..<3 { try db.save(Record(recordType: "Note")) }
+        let error = #expect(throws: StoreError.self) { try db.fetchChanges(since: old) }
+        #expect(error?.code == .changeTokenExpired)
+        #expect(try db.fetchChanges(since: recent).changes.count == 3)
+    }
+
+    @Test func aTokenFromAnotherDatabaseExpires() throws {
+        let dir = try TemporaryDirectory()
+        let one = try dir.container("one").publicDatabase
+        let two = try dir.container("two").publicDatabase
+        let token = try one.currentChangeToken()
+        #expect((#expect(throws: StoreError.self) { try two.fetchChanges(since: token) })?.code == .changeTokenExpired)
+    }
+
+    @Test func zoneFeedsSeeOnlyTheirZone() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().privateDatabase
+        let zone = ZoneID(zoneName: "Work")
+        try db.saveZone(zone)
+        let inZone = try db.save(Record(recordType: "Task", recordID: RecordID(zoneID: zone)))
+        try db.save(Record(recordType: "Task"))
+        let batch = try db.fetchChanges(in: zone, since: nil)
+        #expect(batch.changedRecords.map(\.recordID) == [inZone.recordID])
+        #expect(try db.fetchChanges(since: nil).changedRecords.count == 2)
+    }
+}

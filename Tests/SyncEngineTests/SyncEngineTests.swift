@@ -1,0 +1,216 @@
+import Foundation
+import Testing
+@testable import RecordStore
+@testable import SyncEngine
+
+@Suite struct SyncEngineTests {
+    @Test func anotherContainersCommitArrivesAsAnEventOnTheDescriptor() throws {
+        let dir = try TemporaryDirectory()
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
+        engine.start()
+        defer { engine.stop() }
+        // Let the engine take its starting token before anything is written.
+        var collector = EventCollector(engine: engine)
+        _ = collector.collect(timeout: 0.3) { _ in false }
+
+        let writer = try dir.container(user: "writer")
+        var note = Record(recordType: "Note", recordID: RecordID(recordName: "hello"))
+        note["text"] = "hi"
+        try writer.publicDatabase.save(note)
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("hello") })
+
+        try writer.publicDatabase.deleteRecord(withID: note.recordID)
+        #expect(collector.collect(timeout: 10) { deletedNames($0).contains("hello") })
+    }
+
+    @Test func eventsAlsoArriveAsAnAsyncSequence() async throws {
+        let dir = try TemporaryDirectory()
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
+        engine.start()
+        defer { engine.stop() }
+        try await Task.sleep(for: .milliseconds(300))
+        let writer = try dir.container(user: "writer")
+        try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "async")))
+        var names: [String] = []
+        for await event in engine.eventStream {
+            if case .recordsChanged(let records) = event { names += records.map(\.recordID.recordName) }
+            if names.contains("async") { break }
+        }
+        #expect(names == ["async"])
+    }
+
+    @Test func sendingGoesThroughTheOutboxAndArrives() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        let engine = try SyncEngine(container: container, configuration: .testing())
+        var message = Record(recordType: "Message", recordID: RecordID(recordName: "m1"))
+        message["text"] = "queued before start"
+        try engine.send(saving: [message])
+        #expect(try engine.state(of: message.recordID) == .pending)
+        #expect(try engine.outboxEntries().map(\.recordID) == [message.recordID])
+        #expect((try? container.publicDatabase.record(for: message.recordID)) == nil)
+
+        engine.start()
+        defer { engine.stop() }
+        #expect(engine.waitUntilSent(timeout: 10))
+        #expect(try engine.state(of: message.recordID) == .sent)
+        #expect(try container.publicDatabase.record(for: message.recordID)["text"] == "queued before start")
+        var collector = EventCollector(engine: engine)
+        #expect(collector.collect(timeout: 5) { events in
+            events.contains { if case .sent(let saved, _) = $0 { saved.map(\.recordID) == [message.recordID] } else { false } }
+        })
+    }
+
+    @Test func theOutboxSurvivesARestartAndIsSentThen() throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let engine = try SyncEngine(container: try dir.container(), configuration: .testing())
+            try engine.send(saving: (0..<5).map { Record(recordType: "Message", recordID: RecordID(recordName: "late-\($0)")) })
+        }
+        let container = try dir.container()
+        let engine = try SyncEngine(container: container, configuration: .testing())
+        #expect(try engine.outboxEntries().count == 5)
+        engine.start()
+        defer { engine.stop() }
+        #expect(engine.waitUntilSent(timeout: 10))
+        for i in 0..<5 {
+            #expect((try? container.publicDatabase.record(for: RecordID(recordName: "late-\(i)"))) != nil)
+        }
+    }
+
+    @Test func aPermanentFailureIsReportedAndKeptUntilDiscardedOrRetried() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        let channel = try container.publicDatabase.save(Record(recordType: "Channel", recordID: RecordID(recordName: "gone")))
+        try container.publicDatabase.deleteRecord(withID: channel.recordID)
+        let engine = try SyncEngine(container: container, configuration: .testing())
+        var message = Record(recordType: "Message", recordID: RecordID(recordName: "orphan"))
+        message["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+        message["text"] = "to a deleted channel"
+        try engine.send(saving: [message])
+        engine.start()
+        defer { engine.stop() }
+
+        var collector = EventCollector(engine: engine)
+        #expect(collector.collect(timeout: 10) { events in
+            events.contains { if case .sendFailed(let id, let error) = $0 { id == message.recordID && error.code == .referenceViolation } else { false } }
+        })
+        #expect(try engine.state(of: message.recordID) == .failed(code: .referenceViolation, message: "orphan refers to gone, which does not exist."))
+        let kept = try #require(try engine.outboxEntries().first?.record)
+        #expect(kept["text"] == "to a deleted channel")
+        #expect(engine.waitUntilSent(timeout: 1), "failed entries are not pending")
+
+        // Once the channel exists again, a retry goes through.
+        try container.publicDatabase.save(Record(recordType: "Channel", recordID: RecordID(recordName: "gone")))
+        try engine.retry(message.recordID)
+        #expect(engine.waitUntilSent(timeout: 10))
+        #expect(try engine.state(of: message.recordID) == .sent)
+
+        var doomed = Record(recordType: "Message", recordID: RecordID(recordName: "doomed"))
+        doomed["channel"] = .reference(Reference(recordID: RecordID(recordName: "never-there"), action: .deleteSelf))
+        try engine.send(saving: [doomed])
+        #expect(collector.collect(timeout: 10) { events in
+            events.contains { if case .sendFailed(let id, _) = $0 { id == doomed.recordID } else { false } }
+        })
+        try engine.discard(doomed.recordID)
+        #expect(try engine.outboxEntries().isEmpty)
+        #expect((try? container.publicDatabase.record(for: doomed.recordID)) == nil)
+    }
+
+    @Test func aResendOfSomethingAlreadyCommittedCountsAsSentOnce() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        var message = Record(recordType: "Message", recordID: RecordID(recordName: "once"))
+        message["text"] = "hello"
+        // As if the process died after the public commit but before clearing its outbox.
+        try container.publicDatabase.save(message)
+        let engine = try SyncEngine(container: container, configuration: .testing())
+        try engine.send(saving: [message])
+        engine.start()
+        defer { engine.stop() }
+        #expect(engine.waitUntilSent(timeout: 10))
+        #expect(try engine.state(of: message.recordID) == .sent)
+        #expect(try container.publicDatabase.fetchChanges(since: nil).changes.count == 1)
+    }
+
+    @Test func afterARestartItReportsWhatArrivedWhileAway() throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
+            engine.start()
+            var collector = EventCollector(engine: engine)
+            _ = collector.collect(timeout: 0.5) { _ in false }
+            engine.stop()
+        }
+        let writer = try dir.container(user: "writer")
+        try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "while-away")))
+
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
+        engine.start()
+        defer { engine.stop() }
+        var collector = EventCollector(engine: engine)
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("while-away") })
+    }
+
+    @Test func anExpiredTokenStartsOverAndSaysSo() throws {
+        let dir = try TemporaryDirectory()
+        var options = Container.Options(privateDataDirectory: dir.path("private-reader"))
+        options.changeHistoryLimit = 5
+        do {
+            let engine = try SyncEngine(container: try Container(url: dir.path("container"), options: options), configuration: .testing())
+            engine.start()
+            var collector = EventCollector(engine: engine)
+            _ = collector.collect(timeout: 0.5) { _ in false }
+            engine.stop()
+        }
+        var writerOptions = options
+        writerOptions.privateDataDirectory = dir.path("private-writer")
+        let writer = try Container(url: dir.path("container"), options: writerOptions)
+        for i in 0..<20 { try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "n\(i)"))) }
+
+        var configuration = SyncEngine.Configuration.testing()
+        configuration.refetch = { database in [try database.record(for: RecordID(recordName: "n19"))] }
+        let engine = try SyncEngine(container: try Container(url: dir.path("container"), options: options), configuration: configuration)
+        engine.start()
+        defer { engine.stop() }
+        var collector = EventCollector(engine: engine)
+        #expect(collector.collect(timeout: 10) { events in
+            events.contains { if case .changeTokenExpired(let records) = $0 { records.map(\.recordID.recordName) == ["n19"] } else { false } }
+        })
+    }
+}
+
+@Suite struct SyncNotificationTests {
+    @Test func subscriptionsOfTheOwnerBecomeNotificationsWithRenderedAlerts() throws {
+        let dir = try TemporaryDirectory()
+        let reader = try dir.container(user: "reader")
+        try reader.publicDatabase.save(Subscription(
+            subscriptionID: "greetings", recordType: "Message", predicate: try QueryPredicate(format: "text BEGINSWITH %@", "hi"),
+            options: [.firesOnRecordCreation, .firesOnce],
+            notificationInfo: NotificationInfo(alertLocalizationKey: "greet", alertLocalizationArgs: ["from", "text"], shouldBadge: true)))
+        var configuration = SyncEngine.Configuration.testing()
+        configuration.alertStrings = AlertStrings(["greet": "%@ says %@"])
+        let engine = try SyncEngine(container: reader, configuration: configuration)
+        engine.start()
+        defer { engine.stop() }
+        var collector = EventCollector(engine: engine)
+        _ = collector.collect(timeout: 0.3) { _ in false }
+
+        let writer = try dir.container(user: "writer")
+        for (name, text) in [("m1", "hello"), ("m2", "hi there"), ("m3", "hi again")] {
+            var message = Record(recordType: "Message", recordID: RecordID(recordName: name))
+            message["from"] = "ada"
+            message["text"] = .string(text)
+            try writer.publicDatabase.save(message)
+        }
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("m3") })
+        let notifications = collector.received.compactMap { event -> SubscriptionNotification? in
+            if case .notification(let n) = event { return n }
+            return nil
+        }
+        #expect(notifications.map(\.recordID.recordName) == ["m2"], "firesOnce: only the first match")
+        #expect(notifications.first?.alertText == "ada says hi there")
+        #expect(notifications.first?.reason == .created)
+        #expect(try reader.publicDatabase.allSubscriptions().isEmpty, "a spent firesOnce subscription is deleted")
+    }
+}
