@@ -1,84 +1,88 @@
 import Foundation
+import ProcessTestKit
 import Testing
 @testable import RecordStore
 
-/// Permissions with real second and third OS users, made with `useradd` (the tests run as root).
-@Suite(.serialized)
-struct OSUserPermissionTests {
-    static let owner = "fatchat-test-bob"
-    static let other = "fatchat-test-carol"
+extension MultiProcessTests {
+    /// Permissions with real second and third OS users, made with `useradd` (the tests run as root).
+    @Suite(.serialized)
+    struct OSUserPermissionTests {
+        static let owner = "fatchat-test-bob"
+        static let other = "fatchat-test-carol"
 
-    @Test("A user's private database is 0600 in a 0700 directory, and another user cannot open it")
-    func privateDatabaseIsTheOwnersAlone() async throws {
-        let bob = try OSUser.ensure(Self.owner), carol = try OSUser.ensure(Self.other)
-        let directory = try TemporaryDirectory()
-        let container = try directory.sharedDirectory("container")
-        let bobData = try directory.homeFor(bob, "bob-data"), carolData = try directory.homeFor(carol, "carol-data")
+        @Test("A user's private database is 0600 in a 0700 directory, and another user cannot open it")
+        func privateDatabaseIsTheOwnersAlone() async throws {
+            let bob = try OSUser.ensure(OSUserPermissionTests.owner), carol = try OSUser.ensure(OSUserPermissionTests.other)
+            let directory = try TemporaryDirectory()
+            let container = try directory.sharedDirectory("container")
+            let bobData = try directory.homeFor(bob, "bob-data"), carolData = try directory.homeFor(carol, "carol-data")
 
-        // Bob creates the container and his private database with umask 0: the modes must not depend on umask.
-        try await Fixture.run(["save", "--container", container, "--mode", "local", "--database", "private",
-                               "--count", "3", "--prefix", "secret"], launcher: bob.launcher(dataHome: bobData))
-        let info = try await Fixture.run(["info", "--container", container, "--mode", "local"], launcher: bob.launcher(dataHome: bobData))
-        let identifier = try JSONDecoder().decode([String: String].self, from: Data((info.last ?? "").utf8))["identifier"] ?? ""
-        let privateDirectory = URL(fileURLWithPath: bobData).appendingPathComponent("fatchat/\(identifier)")
-        let privateFile = privateDirectory.appendingPathComponent("private.sqlite")
+            // Bob creates the container and his private database with umask 0: the modes must not depend on umask.
+            try await Fixture.run(["save", "--container", container, "--mode", "local", "--database", "private",
+                                   "--count", "3", "--prefix", "secret"], launcher: bob.launcher(dataHome: bobData))
+            let info = try await Fixture.run(["info", "--container", container, "--mode", "local"], launcher: bob.launcher(dataHome: bobData))
+            let identifier = try JSONDecoder().decode([String: String].self, from: Data((info.last ?? "").utf8))["identifier"] ?? ""
+            let privateDirectory = URL(fileURLWithPath: bobData).appendingPathComponent("fatchat/\(identifier)")
+            let privateFile = privateDirectory.appendingPathComponent("private.sqlite")
 
-        let fileInfo = try FileStatus(privateFile.path), directoryInfo = try FileStatus(privateDirectory.path)
-        #expect(fileInfo.permissions == 0o600)
-        #expect(fileInfo.owner == bob.uid)
-        #expect(directoryInfo.permissions == 0o700)
-        #expect(directoryInfo.owner == bob.uid)
+            let fileInfo = try FileStatus(privateFile.path), directoryInfo = try FileStatus(privateDirectory.path)
+            #expect(fileInfo.permissions == 0o600)
+            #expect(fileInfo.owner == bob.uid)
+            #expect(directoryInfo.permissions == 0o700)
+            #expect(directoryInfo.owner == bob.uid)
 
-        // Bob can read it, and his three records are in it.
-        let bobProbe = try await OSUser.probe(privateFile.path, as: bob, dataHome: bobData)
-        #expect(bobProbe == "ok")
-        let mine = try await Fixture.run(["check", "--container", container, "--mode", "local", "--database", "private"],
-                                         launcher: bob.launcher(dataHome: bobData))
-        #expect(mine.last?.contains("\"present\":[\"secret-0\",\"secret-1\",\"secret-2\"]") == true, "bob's private records: \(mine)")
+            // Bob can read it, and his three records are in it.
+            let bobProbe = try await OSUser.probe(privateFile.path, as: bob, dataHome: bobData)
+            #expect(bobProbe == "ok")
+            let mine = try await Fixture.run(["check", "--container", container, "--mode", "local", "--database", "private"],
+                                             launcher: bob.launcher(dataHome: bobData))
+            #expect(mine.last?.contains("\"present\":[\"secret-0\",\"secret-1\",\"secret-2\"]") == true, "bob's private records: \(mine)")
 
-        // Carol cannot open the file at all...
-        let carolProbe = try await OSUser.probe(privateFile.path, as: carol, dataHome: carolData)
-        #expect(carolProbe == "EACCES")
-        // ...nor reach it through the store by pointing at Bob's data directory.
-        let sneaking = try WorkerProcess("carol opens bob's private database", [
-            "check", "--container", container, "--mode", "local", "--database", "private",
-            "--private-dir", URL(fileURLWithPath: bobData).appendingPathComponent("fatchat").path,
-        ], launcher: carol.launcher(dataHome: carolData))
-        defer { sneaking.killIfRunning() }
-        let end = try await sneaking.finish(timeout: .seconds(60))
-        #expect(end == WorkerProcess.Termination(status: 77, signaled: false), "\(end): \(sneaking.errorText)")
-        #expect(sneaking.errorText.contains("permissionFailure"))
-        #expect(!sneaking.lines.contains { $0.contains("secret") })
-    }
-
-    @Test("In the public database only a record's creator may modify or delete it")
-    func publicRecordsBelongToTheirCreator() async throws {
-        let bob = try OSUser.ensure(Self.owner), carol = try OSUser.ensure(Self.other)
-        let directory = try TemporaryDirectory()
-        let container = try directory.sharedDirectory("container")
-        let bobData = try directory.homeFor(bob, "bob-data"), carolData = try directory.homeFor(carol, "carol-data")
-        let common = ["--container", container, "--mode", "local"]
-
-        try await Fixture.run(["save"] + common + ["--count", "2", "--prefix", "bob"], launcher: bob.launcher(dataHome: bobData))
-        // Carol can write the file: her own records save and change fine.
-        try await Fixture.run(["save"] + common + ["--count", "1", "--prefix", "carol"], launcher: carol.launcher(dataHome: carolData))
-        try await Fixture.run(["modify"] + common + ["--name", "carol-0", "--value", "carol's own"], launcher: carol.launcher(dataHome: carolData))
-
-        for arguments in [["modify"] + common + ["--name", "bob-0", "--value", "carol was here"],
-                          ["delete"] + common + ["--name", "bob-1"]] {
-            let attempt = try WorkerProcess("carol: \(arguments[0]) bob's record", arguments, launcher: carol.launcher(dataHome: carolData))
-            defer { attempt.killIfRunning() }
-            let end = try await attempt.finish(timeout: .seconds(60))
-            #expect(end == WorkerProcess.Termination(status: 77, signaled: false), "\(attempt.name): \(end): \(attempt.errorText)")
-            #expect(attempt.errorText.contains("permissionFailure"), "\(attempt.name): \(attempt.errorText)")
+            // Carol cannot open the file at all...
+            let carolProbe = try await OSUser.probe(privateFile.path, as: carol, dataHome: carolData)
+            #expect(carolProbe == "EACCES")
+            // ...nor reach it through the store by pointing at Bob's data directory.
+            let sneaking = try WorkerProcess("carol opens bob's private database", [
+                "check", "--container", container, "--mode", "local", "--database", "private",
+                "--private-dir", URL(fileURLWithPath: bobData).appendingPathComponent("fatchat").path,
+            ], launcher: carol.launcher(dataHome: carolData))
+            defer { sneaking.killIfRunning() }
+            let end = try await sneaking.finish(timeout: .seconds(60))
+            #expect(end == WorkerProcess.Termination(status: 77, signaled: false), "\(end): \(sneaking.errorText)")
+            #expect(sneaking.errorText.contains("permissionFailure"))
+            #expect(!sneaking.lines.contains { $0.contains("secret") })
         }
-        // Bob still can.
-        try await Fixture.run(["modify"] + common + ["--name", "bob-0", "--value", "bob's edit"], launcher: bob.launcher(dataHome: bobData))
 
-        let report = try await Fixture.run(["check"] + common, launcher: bob.launcher(dataHome: bobData))
-        #expect(report.last?.contains("\"present\":[\"bob-0\",\"bob-1\",\"carol-0\"]") == true, "after carol's attempts: \(report)")
-        #expect(report.last?.contains("\"createdEntries\":3") == true)
+        @Test("In the public database only a record's creator may modify or delete it")
+        func publicRecordsBelongToTheirCreator() async throws {
+            let bob = try OSUser.ensure(OSUserPermissionTests.owner), carol = try OSUser.ensure(OSUserPermissionTests.other)
+            let directory = try TemporaryDirectory()
+            let container = try directory.sharedDirectory("container")
+            let bobData = try directory.homeFor(bob, "bob-data"), carolData = try directory.homeFor(carol, "carol-data")
+            let common = ["--container", container, "--mode", "local"]
+
+            try await Fixture.run(["save"] + common + ["--count", "2", "--prefix", "bob"], launcher: bob.launcher(dataHome: bobData))
+            // Carol can write the file: her own records save and change fine.
+            try await Fixture.run(["save"] + common + ["--count", "1", "--prefix", "carol"], launcher: carol.launcher(dataHome: carolData))
+            try await Fixture.run(["modify"] + common + ["--name", "carol-0", "--value", "carol's own"], launcher: carol.launcher(dataHome: carolData))
+
+            for arguments in [["modify"] + common + ["--name", "bob-0", "--value", "carol was here"],
+                              ["delete"] + common + ["--name", "bob-1"]] {
+                let attempt = try WorkerProcess("carol: \(arguments[0]) bob's record", arguments, launcher: carol.launcher(dataHome: carolData))
+                defer { attempt.killIfRunning() }
+                let end = try await attempt.finish(timeout: .seconds(60))
+                #expect(end == WorkerProcess.Termination(status: 77, signaled: false), "\(attempt.name): \(end): \(attempt.errorText)")
+                #expect(attempt.errorText.contains("permissionFailure"), "\(attempt.name): \(attempt.errorText)")
+            }
+            // Bob still can.
+            try await Fixture.run(["modify"] + common + ["--name", "bob-0", "--value", "bob's edit"], launcher: bob.launcher(dataHome: bobData))
+
+            let report = try await Fixture.run(["check"] + common, launcher: bob.launcher(dataHome: bobData))
+            #expect(report.last?.contains("\"present\":[\"bob-0\",\"bob-1\",\"carol-0\"]") == true, "after carol's attempts: \(report)")
+            #expect(report.last?.contains("\"createdEntries\":3") == true)
+        }
     }
+
 }
 
 /// A real OS account that tests run workers as.

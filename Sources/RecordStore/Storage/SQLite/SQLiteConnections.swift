@@ -26,13 +26,16 @@ struct SQLiteSettings: Sendable {
     }
 
     /// Runs `attempt` again while the database is busy, until the deadline.
-    func retryingBusy<T>(beforeRetry: () -> Void = {}, _ attempt: () throws -> T) throws -> T {
+    ///
+    /// `alsoRetry` names other errors that mean "nothing was done, try again".
+    func retryingBusy<T>(beforeRetry: () -> Void = {}, alsoRetry: (DatabaseError) -> Bool = { _ in false },
+                         _ attempt: () throws -> T) throws -> T {
         let start = Date()
         var pause: UInt32 = 1_000
         while true {
             do {
                 return try attempt()
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED || alsoRetry(error) {
                 if Date().timeIntervalSince(start) > busyDeadline {
                     throw StoreError.from(error, path: path)
                 }
@@ -130,7 +133,7 @@ final class NetworkConnections: SQLiteConnections {
         self.settings = settings
         self.staleLockAge = staleLockAge
         do {
-            try settings.retryingBusy(beforeRetry: breakStaleLock) {
+            try settings.retryingBusy(beforeRetry: breakStaleLock, alsoRetry: lostLockRace) {
                 let queue = try open()
                 defer { try? queue.close() }
                 try queue.writeWithoutTransaction { db in
@@ -157,6 +160,19 @@ final class NetworkConnections: SQLiteConnections {
         return try DatabaseQueue(path: settings.uri(vfs: "unix-dotfile"), configuration: config)
     }
 
+    /// Errors that mean another process won the race for the dotfile lock, so nothing was written.
+    ///
+    /// Over sshfs, `mkdir` of the lock directory can fail with an error other
+    /// than EEXIST (SQLite says SQLITE_IOERR_LOCK), and a hot journal can vanish
+    /// between SQLite seeing it and opening it (SQLITE_CANTOPEN while the
+    /// database file is there). Both surfaced as `serviceUnavailable` to writers
+    /// on two sshfs mounts of one directory.
+    private func lostLockRace(_ error: DatabaseError) -> Bool {
+        if error.extendedResultCode == .SQLITE_IOERR_LOCK { return true }
+        if error.resultCode == .SQLITE_CANTOPEN { return access(settings.path, F_OK) == 0 }
+        return false
+    }
+
     /// Removes the dotfile lock that a process killed inside a transaction left behind.
     private func breakStaleLock() {
         let lock = settings.path + ".lock"
@@ -168,7 +184,7 @@ final class NetworkConnections: SQLiteConnections {
 
     private func withQueue<T>(_ body: (DatabaseQueue) throws -> T) throws -> T {
         do {
-            return try settings.retryingBusy(beforeRetry: breakStaleLock) {
+            return try settings.retryingBusy(beforeRetry: breakStaleLock, alsoRetry: lostLockRace) {
                 let queue = try open()
                 defer { try? queue.close() }
                 return try body(queue)
