@@ -132,8 +132,9 @@ final class NetworkConnections: SQLiteConnections {
     init(settings: SQLiteSettings, staleLockAge: TimeInterval = 10) throws {
         self.settings = settings
         self.staleLockAge = staleLockAge
+        let waiting = Date()
         do {
-            try settings.retryingBusy(beforeRetry: breakStaleLock, alsoRetry: lostLockRace) {
+            try settings.retryingBusy(beforeRetry: { breakStaleLock(waitingSince: waiting) }, alsoRetry: lostLockRace) {
                 let queue = try open()
                 defer { try? queue.close() }
                 try queue.writeWithoutTransaction { db in
@@ -174,7 +175,13 @@ final class NetworkConnections: SQLiteConnections {
     }
 
     /// Removes the dotfile lock that a process killed inside a transaction left behind.
-    private func breakStaleLock() {
+    ///
+    /// Only once this process itself has waited longer than `staleLockAge`: the
+    /// lock's mtime alone is not enough, because sshfs caches attributes by path
+    /// and reported an old lock's mtime for a live one, so live locks were broken
+    /// and two writers committed at once (lost writes over two sshfs mounts).
+    private func breakStaleLock(waitingSince: Date) {
+        guard Date().timeIntervalSince(waitingSince) > staleLockAge else { return }
         let lock = settings.path + ".lock"
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: lock),
               let modified = attributes[.modificationDate] as? Date,
@@ -184,7 +191,8 @@ final class NetworkConnections: SQLiteConnections {
 
     private func withQueue<T>(_ body: (DatabaseQueue) throws -> T) throws -> T {
         do {
-            return try settings.retryingBusy(beforeRetry: breakStaleLock, alsoRetry: lostLockRace) {
+            let waiting = Date()
+            return try settings.retryingBusy(beforeRetry: { breakStaleLock(waitingSince: waiting) }, alsoRetry: lostLockRace) {
                 let queue = try open()
                 defer { try? queue.close() }
                 return try body(queue)
