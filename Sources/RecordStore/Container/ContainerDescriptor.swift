@@ -41,11 +41,16 @@ struct ContainerDescriptor: Codable, Equatable {
     }
 
     private static func read(_ url: URL) throws -> ContainerDescriptor? {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            if FileManager.default.fileExists(atPath: url.path) {
-                throw StoreError(.permissionFailure, "Cannot read \(url.path); check its permissions.")
-            }
-            return nil
+        // One open(2) tells "not there yet" from "not readable". Reading, then asking
+        // whether the file exists, raced a process creating the container meanwhile.
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw StoreError(.permissionFailure, "Cannot read \(url.path) (\(String(cString: strerror(errno)))); check its permissions.")
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        guard let data = try? handle.readToEnd() ?? Data() else {
+            throw StoreError(.permissionFailure, "Cannot read \(url.path); check its permissions.")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601

@@ -26,13 +26,16 @@ struct SQLiteSettings: Sendable {
     }
 
     /// Runs `attempt` again while the database is busy, until the deadline.
-    func retryingBusy<T>(beforeRetry: () -> Void = {}, _ attempt: () throws -> T) throws -> T {
+    ///
+    /// `alsoRetry` names other errors that mean "nothing was done, try again".
+    func retryingBusy<T>(beforeRetry: () -> Void = {}, alsoRetry: (DatabaseError) -> Bool = { _ in false },
+                         _ attempt: () throws -> T) throws -> T {
         let start = Date()
         var pause: UInt32 = 1_000
         while true {
             do {
                 return try attempt()
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED || alsoRetry(error) {
                 if Date().timeIntervalSince(start) > busyDeadline {
                     throw StoreError.from(error, path: path)
                 }
@@ -129,8 +132,9 @@ final class NetworkConnections: SQLiteConnections {
     init(settings: SQLiteSettings, staleLockAge: TimeInterval = 10) throws {
         self.settings = settings
         self.staleLockAge = staleLockAge
+        let waiting = Date()
         do {
-            try settings.retryingBusy(beforeRetry: breakStaleLock) {
+            try settings.retryingBusy(beforeRetry: { breakStaleLock(waitingSince: waiting) }, alsoRetry: lostLockRace) {
                 let queue = try open()
                 defer { try? queue.close() }
                 try queue.writeWithoutTransaction { db in
@@ -144,8 +148,12 @@ final class NetworkConnections: SQLiteConnections {
     }
 
     private func open() throws -> DatabaseQueue {
+        // No busy timeout here: SQLite would wait for the lock inside this
+        // connection, opened before the other writer committed, and on FUSE its
+        // view of the file goes stale meanwhile (two bindfs mounts: "database disk
+        // image is malformed"). `retryingBusy` waits instead, then opens afresh.
         var config = Configuration()
-        config.busyMode = .timeout(settings.busyTimeout)
+        config.busyMode = .immediateError
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             SQLFunctions.register(db)
@@ -153,8 +161,27 @@ final class NetworkConnections: SQLiteConnections {
         return try DatabaseQueue(path: settings.uri(vfs: "unix-dotfile"), configuration: config)
     }
 
+    /// Errors that mean another process won the race for the dotfile lock, so nothing was written.
+    ///
+    /// Over sshfs, `mkdir` of the lock directory can fail with an error other
+    /// than EEXIST (SQLite says SQLITE_IOERR_LOCK), and a hot journal can vanish
+    /// between SQLite seeing it and opening it (SQLITE_CANTOPEN while the
+    /// database file is there). Both surfaced as `serviceUnavailable` to writers
+    /// on two sshfs mounts of one directory.
+    private func lostLockRace(_ error: DatabaseError) -> Bool {
+        if error.extendedResultCode == .SQLITE_IOERR_LOCK { return true }
+        if error.resultCode == .SQLITE_CANTOPEN { return access(settings.path, F_OK) == 0 }
+        return false
+    }
+
     /// Removes the dotfile lock that a process killed inside a transaction left behind.
-    private func breakStaleLock() {
+    ///
+    /// Only once this process itself has waited longer than `staleLockAge`: the
+    /// lock's mtime alone is not enough, because sshfs caches attributes by path
+    /// and reported an old lock's mtime for a live one, so live locks were broken
+    /// and two writers committed at once (lost writes over two sshfs mounts).
+    private func breakStaleLock(waitingSince: Date) {
+        guard Date().timeIntervalSince(waitingSince) > staleLockAge else { return }
         let lock = settings.path + ".lock"
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: lock),
               let modified = attributes[.modificationDate] as? Date,
@@ -164,7 +191,8 @@ final class NetworkConnections: SQLiteConnections {
 
     private func withQueue<T>(_ body: (DatabaseQueue) throws -> T) throws -> T {
         do {
-            return try settings.retryingBusy(beforeRetry: breakStaleLock) {
+            let waiting = Date()
+            return try settings.retryingBusy(beforeRetry: { breakStaleLock(waitingSince: waiting) }, alsoRetry: lostLockRace) {
                 let queue = try open()
                 defer { try? queue.close() }
                 return try body(queue)

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Mounts one directory several times through FUSE, so that tests can write
+# one SQLite file through mounts that share neither locks nor caches.
+#
+#   fuse-mounts.sh check        exit 0 if FUSE and the tools are here, else 2 and why
+#   fuse-mounts.sh up DIR       DIR/shared mounted at DIR/mnt/{sshfs-a,sshfs-b,bindfs-a,bindfs-b}
+#   fuse-mounts.sh down DIR     unmount all of them and stop the sshd that `up` started
+#
+# sshfs goes over loopback to a throwaway sshd (its own key, config and a high
+# port, under DIR/state). Must run as root. Exit 2 means "FUSE is not available
+# here"; any other non-zero exit is a real failure.
+set -euo pipefail
+
+MOUNTS=(sshfs-a sshfs-b bindfs-a bindfs-b)
+
+# Runs a daemon with no descriptors but 0-2 from us. Foundation.Process learns
+# that its child ended when an inherited socket closes, so a daemon holding
+# that socket would make the caller wait for as long as the mount lives.
+detached() {
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec "$@"
+  )
+}
+
+unavailable() { echo "fuse-mounts: FUSE unavailable: $*" >&2; exit 2; }
+
+check() {
+  [ "$(id -u)" = 0 ] || unavailable "must run as root to start sshd and mount"
+  [ -c /dev/fuse ] || unavailable "/dev/fuse is missing"
+  { exec 3<>/dev/fuse; } 2>/dev/null || unavailable "/dev/fuse cannot be opened"
+  exec 3>&-
+  local tool
+  for tool in sshfs bindfs fusermount3 ssh-keygen /usr/sbin/sshd mountpoint; do
+    command -v "$tool" >/dev/null || unavailable "$tool is not installed (apt-get install sshfs openssh-server bindfs fuse3)"
+  done
+}
+
+unmount() {
+  local mnt=$1
+  mountpoint -q "$mnt" 2>/dev/null || return 0
+  fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || umount -l "$mnt"
+}
+
+down() {
+  local dir=$1 m
+  for m in "${MOUNTS[@]}"; do unmount "$dir/mnt/$m"; done
+  if [ -f "$dir/state/sshd.pid" ]; then
+    local pid
+    pid=$(cat "$dir/state/sshd.pid")
+    # Only the sshd this script started: its pid file lives in our state directory.
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill "$pid" 2>/dev/null || true; fi
+    rm -f "$dir/state/sshd.pid"
+  fi
+}
+
+start_sshd() {
+  local state=$1 port attempt
+  mkdir -p /run/sshd && chmod 755 /run/sshd
+  ssh-keygen -q -t ed25519 -N '' -f "$state/host_ed25519" <<<y >/dev/null
+  ssh-keygen -q -t ed25519 -N '' -f "$state/client_ed25519" <<<y >/dev/null
+  cp "$state/client_ed25519.pub" "$state/authorized_keys"
+  chmod 600 "$state/authorized_keys"
+  for attempt in 1 2 3 4 5 6 7 8; do
+    port=$(( 20000 + RANDOM % 40000 ))
+    cat >"$state/sshd_config" <<CONFIG
+Port $port
+ListenAddress 127.0.0.1
+HostKey $state/host_ed25519
+PidFile $state/sshd.pid
+AuthorizedKeysFile $state/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+Subsystem sftp internal-sftp
+LogLevel ERROR
+CONFIG
+    if detached /usr/sbin/sshd -f "$state/sshd_config" -E "$state/sshd.log" </dev/null >/dev/null 2>&1; then
+      echo "$port" >"$state/port"
+      return 0
+    fi
+  done
+  echo "fuse-mounts: sshd would not start; see $state/sshd.log" >&2
+  return 1
+}
+
+up() {
+  local dir=$1 state mnt m port
+  check
+  down "$dir"
+  state="$dir/state"
+  mkdir -p "$dir/shared" "$state" && chmod 700 "$state"
+  for m in "${MOUNTS[@]}"; do mkdir -p "$dir/mnt/$m"; done
+  trap 'down "$dir"' ERR
+  start_sshd "$state"
+  port=$(cat "$state/port")
+  for m in sshfs-a sshfs-b; do
+    # Each sshfs mount is its own ssh session and its own cache: that is the point.
+    local tries=0
+    until detached sshfs -p "$port" \
+        -o "IdentityFile=$state/client_ed25519,IdentitiesOnly=yes,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes,LogLevel=ERROR" \
+        "root@127.0.0.1:$dir/shared" "$dir/mnt/$m" 2>>"$state/sshfs.log"; do
+      tries=$((tries + 1))
+      [ "$tries" -lt 5 ] || { echo "fuse-mounts: sshfs mount of $dir/mnt/$m failed: $(tail -5 "$state/sshfs.log")" >&2; false; }
+      sleep 0.5
+    done
+  done
+  # The daemons' stderr goes to files: a caller reading our stderr to its end must not wait on them.
+  detached bindfs "$dir/shared" "$dir/mnt/bindfs-a" 2>>"$state/bindfs.log"
+  detached bindfs "$dir/shared" "$dir/mnt/bindfs-b" 2>>"$state/bindfs.log"
+  for m in "${MOUNTS[@]}"; do
+    mountpoint -q "$dir/mnt/$m" || { echo "fuse-mounts: $dir/mnt/$m is not mounted" >&2; false; }
+  done
+  trap - ERR
+  for m in "${MOUNTS[@]}"; do echo "$dir/mnt/$m"; done
+}
+
+case "${1:-}" in
+  check) check ;;
+  up) [ -n "${2:-}" ] || { echo "usage: $0 up DIR" >&2; exit 64; }; up "$(realpath -m "$2")" ;;
+  down) [ -n "${2:-}" ] || { echo "usage: $0 down DIR" >&2; exit 64; }; down "$(realpath -m "$2")" ;;
+  *) echo "usage: $0 check | up DIR | down DIR" >&2; exit 64 ;;
+esac
