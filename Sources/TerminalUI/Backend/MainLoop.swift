@@ -71,7 +71,12 @@ public enum MainLoop {
                 return
             }
             if fds.count > 2, fds[2].revents != 0, handler(.eventsReady, terminal) == .stop { return }
-            if fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0, fds[0].revents & Int16(POLLIN) == 0 {
+            if fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                // The terminal went away (its window closed, tmux killed). POLLIN
+                // may come with POLLHUP, but reads would never block again: leave
+                // rather than spin.
+                let events = decoder.decodeAll(terminal.readAvailable())
+                if !events.isEmpty { _ = handler(.input(events), terminal) }
                 _ = handler(.terminate(signal: SIGHUP), terminal)
                 return
             }

@@ -126,15 +126,15 @@ final class LocalConnections: SQLiteConnections {
 /// connection for every transaction, so that nothing is read from a stale cache.
 final class NetworkConnections: SQLiteConnections {
     private let settings: SQLiteSettings
-    /// A lock directory older than this is taken to be left by a killed process.
+    /// How long one lock must be seen held, unchanged, before it is taken to be left by a killed process.
     let staleLockAge: TimeInterval
 
-    init(settings: SQLiteSettings, staleLockAge: TimeInterval = 10) throws {
+    init(settings: SQLiteSettings, staleLockAge: TimeInterval = 45) throws {
         self.settings = settings
         self.staleLockAge = staleLockAge
-        let waiting = Date()
+        var watch = LockWatch()
         do {
-            try settings.retryingBusy(beforeRetry: { breakStaleLock(waitingSince: waiting) }, alsoRetry: lostLockRace) {
+            try settings.retryingBusy(beforeRetry: { breakStaleLock(&watch) }, alsoRetry: lostLockRace) {
                 let queue = try open()
                 defer { try? queue.close() }
                 try queue.writeWithoutTransaction { db in
@@ -176,23 +176,39 @@ final class NetworkConnections: SQLiteConnections {
 
     /// Removes the dotfile lock that a process killed inside a transaction left behind.
     ///
-    /// Only once this process itself has waited longer than `staleLockAge`: the
-    /// lock's mtime alone is not enough, because sshfs caches attributes by path
-    /// and reported an old lock's mtime for a live one, so live locks were broken
-    /// and two writers committed at once (lost writes over two sshfs mounts).
-    private func breakStaleLock(waitingSince: Date) {
-        guard Date().timeIntervalSince(waitingSince) > staleLockAge else { return }
+    /// A lock is taken to be stale only when this process has watched the same
+    /// lock (the same modification time) for longer than `staleLockAge` by its
+    /// own clock. Neither the lock's age nor a long wait is enough: sshfs caches
+    /// attributes by path (about 20 s) and reported an old lock's mtime for a
+    /// live one, and a writer starved by others sees a lock at every retry;
+    /// breaking those live locks let two writers commit at once.
+    private func breakStaleLock(_ watch: inout LockWatch) {
         let lock = settings.path + ".lock"
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: lock),
-              let modified = attributes[.modificationDate] as? Date,
-              Date().timeIntervalSince(modified) > staleLockAge else { return }
-        rmdir(lock)
+              let modified = attributes[.modificationDate] as? Date else {
+            watch = LockWatch()
+            return
+        }
+        guard watch.modified == modified, let since = watch.since else {
+            watch = LockWatch(modified: modified, since: Date())
+            return
+        }
+        if Date().timeIntervalSince(since) > staleLockAge {
+            rmdir(lock)
+            watch = LockWatch()
+        }
+    }
+
+    /// The lock instance a waiting process is watching, and since when.
+    struct LockWatch {
+        var modified: Date?
+        var since: Date?
     }
 
     private func withQueue<T>(_ body: (DatabaseQueue) throws -> T) throws -> T {
         do {
-            let waiting = Date()
-            return try settings.retryingBusy(beforeRetry: { breakStaleLock(waitingSince: waiting) }, alsoRetry: lostLockRace) {
+            var watch = LockWatch()
+            return try settings.retryingBusy(beforeRetry: { breakStaleLock(&watch) }, alsoRetry: lostLockRace) {
                 let queue = try open()
                 defer { try? queue.close() }
                 return try body(queue)
