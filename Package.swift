@@ -73,7 +73,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "FatchatBenchTests", dependencies: ["FatchatBench"]),
+        .testTarget(name: "FatchatBenchTests", dependencies: ["FatchatBench", "ProcessTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

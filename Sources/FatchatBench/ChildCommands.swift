@@ -75,9 +75,13 @@ struct Receive: ParsableCommand {
     @OptionGroup var store: ChildStore
     @Option var expect: Int
     @Option var timeout: Double
+    @Flag(help: "Poll only, as on a network filesystem where inotify does not see other machines' commits.")
+    var noInotify = false
 
     func run() throws {
-        let engine = try SyncEngine(container: try store.open())
+        var configuration = SyncEngine.Configuration()
+        configuration.useInotify = !noInotify
+        let engine = try SyncEngine(container: try store.open(), configuration: configuration)
         engine.start()
         defer { engine.stop() }
         // The first status event comes after the first fetch, which fixed the starting token.
