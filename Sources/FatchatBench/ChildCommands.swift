@@ -109,7 +109,16 @@ struct Receive: ParsableCommand {
             }
         }
         say("received \(seen.count)")
+        say("cpu \(processCPUSeconds())")
     }
+}
+
+/// User plus system CPU seconds this process used so far.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// The latency floor: reads `t=NANOSECONDS` lines from standard input and prints `lat MS` for each.

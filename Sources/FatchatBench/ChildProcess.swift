@@ -12,9 +12,9 @@ final class Child: Sendable {
     private let lines = LineBuffer()
     private let finishedReading = DispatchSemaphore(value: 0)
 
-    /// This executable, as the kernel sees it.
+    /// This executable, as the kernel sees it: running `/proc/self/exe` itself still works after a rebuild replaced the file.
     static var executablePath: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        FileManager.default.isExecutableFile(atPath: "/proc/self/exe") ? "/proc/self/exe" : CommandLine.arguments[0]
     }
 
     /// Starts `fatchat-bench child <arguments>`.

@@ -19,10 +19,10 @@ struct DeliveryBenchmark {
         for mode in [JournalMode.local, .network] {
             for receivers in receiverCounts {
                 let baseline = try pipeLatencies(receivers: receivers, interval: 0.02)
-                let (latencies, lost) = try engineLatencies(mode: mode, receivers: receivers)
+                let (latencies, lost, cpu) = try engineLatencies(mode: mode, receivers: receivers)
                 let measured = Distribution(latencies), floor = Distribution(baseline)
                 let where_ = mode == .local ? "local" : "network"
-                var note = "\(messages) commits × \(receivers) receiver(s); \(lost) deliveries missing."
+                var note = "\(messages) commits × \(receivers) receiver(s); \(lost) deliveries missing; each receiver used \(Report.format(cpu)) ms of CPU per message (whole run, start-up included)."
                 if mode == .network {
                     note += networkFS ? " Network mode on \(filesystem)." : " Network mode (rollback journal, dotfile locks, reopen per transaction) on a local \(filesystem) directory, as no network filesystem was mounted; receivers poll every 250 ms with inotify off, as they must where other machines commit."
                 }
@@ -39,7 +39,7 @@ struct DeliveryBenchmark {
         }
     }
 
-    private func engineLatencies(mode: JournalMode, receivers: Int) throws -> (latencies: [Double], lost: Int) {
+    private func engineLatencies(mode: JournalMode, receivers: Int) throws -> (latencies: [Double], lost: Int, cpuPerMessage: Double) {
         let directory = work.appendingPathComponent("delivery-\(mode.rawValue)-\(receivers)")
         try? FileManager.default.removeItem(at: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -61,7 +61,9 @@ struct DeliveryBenchmark {
             let record = Seeder.message(text: "t=\(Clock.realtime())", handle: "sender", in: channel)
             _ = try container.publicDatabase.save(record)
         }
-        return collect(children, timeout: timeout)
+        let (latencies, lost) = collect(children, timeout: timeout)
+        let cpu = children.compactMap { $0.values(for: "cpu").first.flatMap(Double.init) }
+        return (latencies, lost, median(cpu) * 1000 / Double(messages))
     }
 
     private func pipeLatencies(receivers: Int, interval: Double) throws -> [Double] {

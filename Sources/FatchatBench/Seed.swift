@@ -80,7 +80,7 @@ struct Seeder {
             if batch.count == RecordDatabase.maximumBatchSize || i == messages - 1 {
                 try Self.check(try database.modifyRecords(saving: batch, deleting: []))
                 batch.removeAll(keepingCapacity: true)
-                if i % 50_000 < RecordDatabase.maximumBatchSize, i > 0 {
+                if (i + 1) % 50_000 < RecordDatabase.maximumBatchSize, i + 1 >= 50_000 {
                     FileHandle.standardError.write(Data("  seeded \(i + 1) of \(messages)\n".utf8))
                 }
             }
