@@ -9,6 +9,8 @@ struct MachineDescription: Codable, Sendable {
     var swiftVersion: String
     var containerFilesystem: String
     var containerPath: String
+    /// /proc/loadavg when the run started: other work on the machine skews every figure.
+    var loadAverage: String
 
     /// Reads /proc, uname and statfs; `swift --version` only if it answers quickly.
     static func current(containerPath: String) -> MachineDescription {
@@ -25,13 +27,20 @@ struct MachineDescription: Codable, Sendable {
         return MachineDescription(
             cpuModel: model, cores: ProcessInfo.processInfo.activeProcessorCount, memoryMB: totalKB / 1024,
             kernel: "Linux " + release, swiftVersion: swiftVersion(),
-            containerFilesystem: filesystem(of: containerPath), containerPath: containerPath)
+            containerFilesystem: filesystem(of: containerPath), containerPath: containerPath, loadAverage: loadAverage())
     }
 
     /// One line per fact, for the printed report.
     var lines: [String] {
         ["CPU: \(cpuModel), \(cores) cores", "Memory: \(memoryMB) MB", "Kernel: \(kernel)",
-         "Swift: \(swiftVersion)", "Container: \(containerPath) on \(containerFilesystem)"]
+         "Swift: \(swiftVersion)", "Container: \(containerPath) on \(containerFilesystem)",
+         "Load average at start (1, 5, 15 min): \(loadAverage)"]
+    }
+
+    /// The 1-, 5- and 15-minute load averages, from /proc/loadavg.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
     }
 
     private static func swiftVersion() -> String {

@@ -46,6 +46,7 @@ struct RunBenchmarks: ParsableCommand {
             progress("idle CPU: \(settings.idleDuration) s")
             try client.idleCPU(seconds: settings.idleDuration, into: &report)
         }
+        report.notes.append("Load average at the end (1, 5, 15 min): \(MachineDescription.loadAverage()) on \(report.machine.cores) cores.")
         if settings.smoke { report.notes.append("Smoke run: tiny sizes, for CI only; these figures say nothing about performance.") }
         print(report.text, terminator: "")
         try report.writeJSON(to: settings.jsonOut)
