@@ -33,7 +33,7 @@ struct DeliveryBenchmark {
                                       target: mode == .local ? .atMost(limit, "ms") : nil,
                                       distribution: measured, runs: latencies.count, note: quantile == "p50" ? note : nil))
                 }
-                report.add(Figure(id: "delivery.\(where_).\(receivers).lost", label: "deliveries missing, \(where_), \(receivers) receiver(s)",
+                report.add(Figure(id: "delivery.\(where_).\(receivers).lost", label: "deliveries not seen within \(Int(Double(messages) * (mode == .local ? 0.02 : 0.05) * 1.5 + 30)) s, \(where_), \(receivers) receiver(s)",
                                   value: Double(lost), unit: "msgs", target: .atMost(0, "msgs"), runs: 1))
             }
         }
