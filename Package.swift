@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
         .library(name: "FatchatCore", targets: ["FatchatCore"]),
         .executable(name: "fatchat", targets: ["fatchat"]),
+        .executable(name: "fatchat-bench", targets: ["FatchatBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -77,6 +78,18 @@ let package = Package(
             name: "TerminalUITests",
             dependencies: ["TerminalUI", "CNCurses", "TUIDemo", "fatchat", "ProcessTestKit", "FatchatCore", "RecordStore"]
         ),
+        .executableTarget(
+            name: "FatchatBench",
+            dependencies: [
+                "FatchatCore",
+                "TerminalUI",
+                "SyncEngine",
+                "RecordStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "FatchatBenchTests", dependencies: ["FatchatBench", "ProcessTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+
+/// `fatchat-bench`: where Fatchat stands against raw SQLite and against its targets.
+@main
+struct FatchatBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fatchat-bench",
+        abstract: "Measures Fatchat against raw SQLite and against its performance targets; build with -c release.",
+        subcommands: [RunBenchmarks.self, ChildCommand.self],
+        defaultSubcommand: RunBenchmarks.self)
+}
+
+/// The benchmarks a run can select with `--only`.
+enum BenchmarkName: String, CaseIterable, ExpressibleByArgument, Sendable {
+    case seed, post, delivery, queries
+    case firstFrame = "first-frame"
+    case idle
+}
+
+/// Sizes and selections; `--smoke` replaces the defaults with tiny ones.
+struct BenchSettings: ParsableArguments {
+    @Option(help: "Comma-separated benchmarks to run: seed, post, delivery, queries, first-frame, idle (default: all).")
+    var only: String?
+    @Flag(help: "A run of a few seconds with tiny sizes, for CI.")
+    var smoke = false
+    @Option(help: "Messages in the seeded container (default 1000000; smoke 2000).")
+    var messages: Int?
+    @Option(help: "Channels in the seeded container (default 100; smoke 4).")
+    var channels: Int?
+    @Option(help: "The seeded container; reused when it holds the requested seed (default: WORK-DIR/seed-NxM).")
+    var container: String?
+    @Option(help: "Where temporary containers and private data go; on the filesystem you want measured.")
+    var workDir = "bench-data"
+    @Option(help: "Posting processes (default 8; smoke 2).")
+    var processes: Int?
+    @Option(help: "Messages each posting process commits (default 250; smoke 20).")
+    var postsPerProcess: Int?
+    @Option(help: "Repetitions of the post benchmark (default 3; smoke 2).")
+    var postRuns: Int?
+    @Option(help: "Messages sent per delivery configuration (default 200; smoke 10).")
+    var deliveryMessages: Int?
+    @Option(help: "Receiver counts for delivery latency, comma-separated (default 1,8; smoke 1,2).")
+    var receivers: String?
+    @Option(help: "Repetitions of each query (default 200; smoke 10).")
+    var queryRuns: Int?
+    @Option(help: "The deep cursor page, in pages of 50 (default 1000; smoke 5).")
+    var depth: Int?
+    @Option(help: "Repetitions of start to first frame (default 10; smoke 2).")
+    var frameRuns: Int?
+    @Option(help: "Seconds of idle CPU measurement (default 60; smoke 2).")
+    var idleSeconds: Double?
+    @Option(help: "Where the JSON results go.")
+    var jsonOut = "bench-results.json"
+
+    func pick<T>(_ value: T?, _ full: T, _ small: T) -> T { value ?? (smoke ? small : full) }
+
+    var messageCount: Int { pick(messages, 1_000_000, 2_000) }
+    var channelCount: Int { pick(channels, 100, 4) }
+    var processCount: Int { pick(processes, 8, 2) }
+    var postCount: Int { pick(postsPerProcess, 250, 20) }
+    var postRunCount: Int { pick(postRuns, 3, 2) }
+    var deliveryCount: Int { pick(deliveryMessages, 200, 10) }
+    var queryRunCount: Int { pick(queryRuns, 200, 10) }
+    var depthPages: Int { pick(depth, 1000, 5) }
+    var frameRunCount: Int { pick(frameRuns, 10, 2) }
+    var idleDuration: Double { pick(idleSeconds, 60, 2) }
+    var receiverCounts: [Int] {
+        (receivers ?? (smoke ? "1,2" : "1,8")).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    var workURL: URL { URL(fileURLWithPath: workDir).standardizedFileURL }
+    var containerURL: URL {
+        container.map { URL(fileURLWithPath: $0).standardizedFileURL }
+            ?? workURL.appendingPathComponent("seed-\(messageCount)x\(channelCount)")
+    }
+
+    func selected() throws -> [BenchmarkName] {
+        guard let only else { return BenchmarkName.allCases }
+        return try only.split(separator: ",").map { name in
+            guard let parsed = BenchmarkName(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("Unknown benchmark '\(name)'; choose from \(BenchmarkName.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            return parsed
+        }
+    }
+
+    func validate() throws {
+        guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
+              queryRunCount > 0, depthPages > 1, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
+              receiverCounts.allSatisfy({ $0 > 0 }) else {
+            throw ValidationError("Sizes must be positive (and --depth at least 2).")
+        }
+        _ = try selected()
+    }
+
+    /// The settings as strings, for the JSON report.
+    var summary: [String: String] {
+        ["messages": "\(messageCount)", "channels": "\(channelCount)", "processes": "\(processCount)",
+         "postsPerProcess": "\(postCount)", "postRuns": "\(postRunCount)", "deliveryMessages": "\(deliveryCount)",
+         "receivers": receiverCounts.map(String.init).joined(separator: ","), "queryRuns": "\(queryRunCount)",
+         "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)",
+         "smoke": "\(smoke)", "container": containerURL.path, "workDir": workURL.path]
+    }
+}

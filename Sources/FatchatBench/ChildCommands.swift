@@ -1,0 +1,163 @@
+import ArgumentParser
+import FatchatCore
+import Foundation
+import RecordStore
+import SyncEngine
+
+/// The modes the benchmark re-executes itself in; not meant to be run by hand.
+struct ChildCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "child", abstract: "Internal: one process of a multi-process benchmark.", shouldDisplay: false,
+        subcommands: [EnginePost.self, RawPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self])
+}
+
+/// Where a child finds its container and its own private data (each child stands for one client).
+struct ChildStore: ParsableArguments {
+    @Option var container: String
+    @Option var privateData: String
+    @Option(help: "local or network; detected when omitted.")
+    var mode: String?
+
+    func open() throws -> Container {
+        var options = Container.Options(privateDataDirectory: URL(fileURLWithPath: privateData))
+        if let mode {
+            guard let parsed = JournalMode(rawValue: mode) else { throw ValidationError("--mode is local or network") }
+            options.mode = parsed
+        }
+        return try Container(url: URL(fileURLWithPath: container), options: options)
+    }
+}
+
+/// Posts COUNT messages through `ChatClient.post` (one outbox commit each), then waits until all are sent.
+struct EnginePost: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "engine-post")
+    @OptionGroup var store: ChildStore
+    @Option var channel: String
+    @Option var count: Int
+    @Option var handle: String
+
+    func run() throws {
+        let client = try ChatClient(container: try store.open(), handle: handle)
+        let name = try ChannelName(channel)
+        client.engine.start()
+        defer { client.engine.stop() }
+        try client.join(name)
+        guard client.engine.waitUntilSent(timeout: 60) else { throw BenchError("The join of \(name) was not sent within 60 s.") }
+        waitForGo()
+        for i in 0..<count { try client.post("\(handle) message \(i)", to: name) }
+        guard client.engine.waitUntilSent(timeout: 300) else { throw BenchError("\(handle): the outbox did not empty within 300 s.") }
+        say("done")
+    }
+}
+
+/// Inserts COUNT rows into a raw SQLite file, one row per `BEGIN IMMEDIATE` transaction.
+struct RawPost: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "raw-post")
+    @Option var database: String
+    @Option var count: Int
+    @Option var handle: String
+
+    func run() throws {
+        let queue = try RawSQLite.open(database)
+        waitForGo()
+        for i in 0..<count {
+            try queue.inTransaction(.immediate) { db in
+                try RawSQLite.insert(db, name: "\(handle)-\(i)", channel: "channel.bench-post", handle: handle, text: "\(handle) message \(i)")
+                return .commit
+            }
+        }
+        say("done")
+    }
+}
+
+/// Runs a SyncEngine and prints `lat MS` for every message whose text carries its send time (`t=NANOSECONDS`).
+struct Receive: ParsableCommand {
+    @OptionGroup var store: ChildStore
+    @Option var expect: Int
+    @Option var timeout: Double
+    @Flag(help: "Poll only, as on a network filesystem where inotify does not see other machines' commits.")
+    var noInotify = false
+
+    func run() throws {
+        var configuration = SyncEngine.Configuration()
+        configuration.useInotify = !noInotify
+        let engine = try SyncEngine(container: try store.open(), configuration: configuration)
+        engine.start()
+        defer { engine.stop() }
+        // The first status event comes after the first fetch, which fixed the starting token.
+        var ready = false
+        var seen = Set<String>()
+        let deadline = Date().addingTimeInterval(timeout)
+        while seen.count < expect, Date() < deadline {
+            var fds = [pollfd(fd: engine.eventDescriptor, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 1, 200)
+            while let event = engine.nextEvent() {
+                let now = Clock.realtime()
+                switch event {
+                case .status where !ready:
+                    ready = true
+                    say("ready")
+                case .recordsChanged(let records):
+                    for record in records where record.recordType == ChatSchema.messageType {
+                        guard let text = record["text"]?.stringValue, text.hasPrefix("t="),
+                              let sent = UInt64(text.dropFirst(2)), seen.insert(record.recordID.recordName).inserted else { continue }
+                        say("lat \(Double(Int64(bitPattern: now &- sent)) / 1e6)")
+                    }
+                default:
+                    break
+                }
+            }
+        }
+        say("received \(seen.count)")
+        say("cpu \(processCPUSeconds())")
+    }
+}
+
+/// User plus system CPU seconds this process used so far.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// The latency floor: reads `t=NANOSECONDS` lines from standard input and prints `lat MS` for each.
+struct PipeEcho: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pipe-echo")
+    @Option var expect: Int
+
+    func run() throws {
+        say("ready")
+        var count = 0
+        while count < expect, let line = readLine() {
+            let now = Clock.realtime()
+            guard line.hasPrefix("t="), let sent = UInt64(line.dropFirst(2)) else { continue }
+            say("lat \(Double(Int64(bitPattern: now &- sent)) / 1e6)")
+            count += 1
+        }
+        say("received \(count)")
+    }
+}
+
+/// Prints the time at once and exits: the cost of starting this executable, for the first-frame baseline.
+struct Noop: ParsableCommand {
+    func run() throws {
+        say("frame \(Clock.realtime())")
+        let memory = memoryMB()
+        say("rss \(memory.rss) \(memory.hwm)")
+    }
+}
+
+/// A client at rest: opens the chat, starts its engine, and waits until standard input closes.
+struct IdleClient: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "idle")
+    @OptionGroup var store: ChildStore
+
+    func run() throws {
+        let client = try ChatClient(container: try store.open(), handle: "idle")
+        client.engine.start()
+        defer { client.engine.stop() }
+        say("ready")
+        while readLine() != nil {}
+    }
+}

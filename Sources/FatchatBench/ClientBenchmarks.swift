@@ -1,0 +1,88 @@
+import Foundation
+
+/// Start to first frame with resident memory, and idle CPU: a client process measured from outside.
+struct ClientBenchmarks {
+    let container: URL
+    let work: URL
+
+    /// Spawns the first-frame child `runs` times (after one warm-up), against a child that exits at once.
+    func firstFrame(runs: Int, into report: inout Report) throws {
+        let privateData = work.appendingPathComponent("private-frame").path
+        var frames: [Double] = [], noops: [Double] = [], rss: [Double] = [], hwm: [Double] = [], running: [Double] = [], noopRSS: [Double] = []
+        var breakdown = ""
+        for run in -1..<runs {
+            let spawned = Clock.realtime()
+            let child = try Child(["first-frame", "--container", container.path, "--private-data", privateData])
+            guard child.finish(timeout: 120) == 0, let frame = child.values(for: "frame").first.flatMap(UInt64.init) else {
+                throw BenchError("The first-frame process failed; its output: \(child.output.suffix(3))")
+            }
+            let noopSpawned = Clock.realtime()
+            let noop = try Child(["noop"])
+            guard noop.finish(timeout: 60) == 0, let noopFrame = noop.values(for: "frame").first.flatMap(UInt64.init) else {
+                throw BenchError("The no-op process failed; its output: \(noop.output.suffix(3))")
+            }
+            guard run >= 0 else { continue }  // The warm-up run creates the private database.
+            frames.append(Double(frame - spawned) / 1e6)
+            noops.append(Double(noopFrame - noopSpawned) / 1e6)
+            let memory = child.values(for: "rss").first?.split(separator: " ").compactMap { Double($0) } ?? []
+            rss.append(memory.first ?? .nan)
+            hwm.append(memory.last ?? .nan)
+            running.append(child.values(for: "running-rss").first?.split(separator: " ").first.flatMap { Double($0) } ?? .nan)
+            noopRSS.append(noop.values(for: "rss").first?.split(separator: " ").first.flatMap { Double($0) } ?? .nan)
+            breakdown = child.values(for: "breakdown").first ?? ""
+        }
+        let seam = "Rendering into the screen model is NOT included yet (TerminalUI is not merged; see renderFirstFrame in FirstFrame.swift)."
+        report.add(Figure(id: "client.firstFrame", label: "start to first frame (p50; no rendering yet)", value: median(frames), unit: "ms",
+                          baseline: median(noops), baselineLabel: "exec + exit of this binary", target: .atMost(150, "ms"),
+                          distribution: Distribution(frames), runs: runs,
+                          note: "Spawn → container open, ChatClient, channel list, newest 50 of the first channel; warm page cache. Last run: \(breakdown). " + seam))
+        report.add(Figure(id: "client.rss", label: "resident memory at first frame (VmRSS, p50)", value: median(rss), unit: "MB",
+                          baseline: median(noopRSS), baselineLabel: "VmRSS of the no-op", target: .atMost(40, "MB"),
+                          distribution: Distribution(rss), runs: runs,
+                          note: "VmHWM at first frame p50 \(Report.format(median(hwm))) MB; VmRSS with the engine running 0.5 s later p50 \(Report.format(median(running))) MB."))
+        report.add(Figure(id: "client.rssRunning", label: "resident memory, engine running (VmRSS, p50)", value: median(running), unit: "MB",
+                          baseline: median(noopRSS), baselineLabel: "VmRSS of the no-op", target: .atMost(40, "MB"),
+                          distribution: Distribution(running), runs: runs))
+    }
+
+    /// Measures a running client's CPU over `seconds`, beside a `sleep` process measured the same way at the same time.
+    func idleCPU(seconds: Double, into report: inout Report) throws {
+        let client = try Child(["idle", "--container", container.path, "--private-data", work.appendingPathComponent("private-idle").path])
+        let sleeper = try Child(executable: "/bin/sleep", ["\(Int(seconds) + 600)"])
+        defer {
+            kill(client.pid, SIGTERM)
+            kill(sleeper.pid, SIGTERM)
+            _ = client.finish(timeout: 10)
+            _ = sleeper.finish(timeout: 10)
+        }
+        guard client.waitFor(line: "ready", timeout: 120) else {
+            throw BenchError("The idle client did not start; its output: \(client.output.suffix(3))")
+        }
+        let settle = min(5, max(1, seconds / 10))
+        usleep(UInt32(settle * 1_000_000))
+        let windows = max(1, min(6, Int(seconds / 10)))
+        var clientWindows: [Double] = []
+        guard let clientStart = cpuSeconds(pid: client.pid), let sleepStart = cpuSeconds(pid: sleeper.pid) else {
+            throw BenchError("Cannot read /proc/PID/stat of the idle processes.")
+        }
+        var last = clientStart
+        let started = Clock.monotonic()
+        for w in 1...windows {
+            let until = started + UInt64(seconds * Double(w) / Double(windows) * 1e9)
+            let now = Clock.monotonic()
+            if until > now { usleep(UInt32((until - now) / 1000)) }
+            let cpu = cpuSeconds(pid: client.pid) ?? last
+            clientWindows.append((cpu - last) / (seconds / Double(windows)) * 100)
+            last = cpu
+        }
+        let elapsed = Double(Clock.monotonic() - started) / 1e9
+        let sleepEnd = cpuSeconds(pid: sleeper.pid) ?? sleepStart
+        let clientPercent = (last - clientStart) / elapsed * 100
+        let sleepPercent = (sleepEnd - sleepStart) / elapsed * 100
+        let tick = 100 / Double(sysconf(Int32(_SC_CLK_TCK))) / elapsed
+        report.add(Figure(id: "client.idleCPU", label: "idle CPU of a running client over \(Int(elapsed)) s", value: clientPercent, unit: "% of a core",
+                          baseline: sleepPercent, baselineLabel: "sleep(1)", target: .atMost(0.1, "% of a core"),
+                          distribution: Distribution(clientWindows), runs: windows,
+                          note: "ChatClient with its SyncEngine started, on the seeded container, after \(Int(settle)) s to settle; utime+stime from /proc/PID/stat, whose tick is \(Report.format(tick)) % over this period. Window medians are in the distribution."))
+    }
+}

@@ -1,0 +1,94 @@
+import FatchatCore
+import Foundation
+import RecordStore
+
+/// Newest 50, a cursor page deep in the history, and a token search, each against hand-written SQL on the same file.
+struct QueryBenchmark {
+    let container: Container
+    let info: SeedInfo
+    /// Repetitions of each timed query.
+    let runs: Int
+    /// Which page of 50 the deep page is (reached by keyset, page 1 is the newest).
+    let depth: Int
+
+    func run(into report: inout Report) throws {
+        let client = try ChatClient(container: container, handle: "bench")
+        let hand = try HandSQL(container: container.url)
+        let names = try info.channelNames.map { try ChannelName($0) }
+        guard let busiest = names.first else { throw BenchError("The seeded container has no channels.") }
+
+        // Warm both paths up once, so neither pays for the first page-cache fill.
+        _ = try client.messages(in: busiest, limit: 50)
+        _ = try hand.messages(channelRecordName: busiest.recordID.recordName, after: nil)
+
+        var store: [Double] = [], handTimes: [Double] = []
+        for r in 0..<runs {
+            let name = names[r % names.count]
+            store.append(try Clock.measure { try client.messages(in: name, limit: 50) }.ms)
+            handTimes.append(try Clock.measure { try hand.messages(channelRecordName: name.recordID.recordName, after: nil) }.ms)
+        }
+        report.add(Figure(id: "query.newest50", label: "newest 50 of a channel (p50)", value: median(store), unit: "ms",
+                          baseline: median(handTimes), baselineLabel: "hand SQL", target: .atMost(2, "ms"),
+                          distribution: Distribution(store), runs: runs,
+                          note: "Hand SQL plan: " + (try hand.newestPlan(channelRecordName: busiest.recordID.recordName)).joined(separator: "; ")))
+
+        try walk(client: client, hand: hand, channel: busiest, into: &report)
+
+        var searchStore: [Double] = [], searchHand: [Double] = []
+        var hits = 0
+        for _ in 0..<max(1, runs / 4) {
+            let (ms, found) = try Clock.measure { try client.search(info.rareToken, limit: 50) }
+            searchStore.append(ms)
+            hits = found.count
+            searchHand.append(try Clock.measure { try hand.search(token: info.rareToken) }.ms)
+        }
+        report.add(Figure(id: "query.search", label: "token search, newest 50 hits (p50)", value: median(searchStore), unit: "ms",
+                          baseline: median(searchHand), baselineLabel: "hand SQL + FTS5", distribution: Distribution(searchStore),
+                          runs: searchStore.count, note: "Searched '\(info.rareToken)' (in about 1 message in 1000; \(hits) returned). No target in the issues."))
+    }
+
+    /// Pages back through the busiest channel by cursor, timing every page, then re-times the deepest page.
+    private func walk(client: ChatClient, hand: HandSQL, channel: ChannelName, into report: inout Report) throws {
+        var pageTimes: [Double] = [], handPageTimes: [Double] = []
+        var cursor: QueryCursor?
+        var keyset: (created: Double, id: Int64)?
+        var deepCursor: QueryCursor?, deepKeyset: (created: Double, id: Int64)?
+        var page = 1
+        let first = try client.messages(in: channel, limit: 50)
+        cursor = first.older
+        keyset = try hand.messages(channelRecordName: channel.recordID.recordName, after: nil).last.map { ($0.created, $0.id) }
+        while page < depth, let current = cursor, let currentKeyset = keyset {
+            page += 1
+            deepCursor = current
+            deepKeyset = currentKeyset
+            let (ms, result) = try Clock.measure { try client.messages(in: channel, limit: 50, older: current) }
+            pageTimes.append(ms)
+            cursor = result.older
+            let (handMs, rows) = try Clock.measure { try hand.messages(channelRecordName: channel.recordID.recordName, after: currentKeyset) }
+            handPageTimes.append(handMs)
+            keyset = rows.last.map { ($0.created, $0.id) }
+            if result.messages.count != rows.count {
+                throw BenchError("Page \(page) of \(channel): RecordStore returned \(result.messages.count) messages, hand SQL \(rows.count).")
+            }
+        }
+        guard let deepCursor, let deepKeyset else {
+            report.notes.append("The cursor walk was skipped: \(channel) has a single page of messages.")
+            return
+        }
+        let walked = Distribution(pageTimes)
+        report.add(Figure(id: "query.cursorPage", label: "each cursor page, p99 over \(pageTimes.count) pages", value: walked.p99, unit: "ms",
+                          baseline: Distribution(handPageTimes).p99, baselineLabel: "hand SQL keyset", target: .atMost(2, "ms"),
+                          distribution: walked, runs: pageTimes.count,
+                          note: "Walked \(channel) from page 2 to page \(page) by cursor; max \(Report.format(walked.max)) ms."))
+
+        var deep: [Double] = [], deepHand: [Double] = []
+        for _ in 0..<runs {
+            deep.append(try Clock.measure { try client.messages(in: channel, limit: 50, older: deepCursor) }.ms)
+            deepHand.append(try Clock.measure { try hand.messages(channelRecordName: channel.recordID.recordName, after: deepKeyset) }.ms)
+        }
+        let label = page < depth ? "page \(page) of 50 (the last; \(depth) asked)" : "page \(page) of 50"
+        report.add(Figure(id: "query.deepPage", label: "deep cursor page, \(label) (p50)", value: median(deep), unit: "ms",
+                          baseline: median(deepHand), baselineLabel: "hand SQL keyset", target: .atMost(2, "ms"),
+                          distribution: Distribution(deep), runs: runs))
+    }
+}

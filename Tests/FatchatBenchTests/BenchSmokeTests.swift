@@ -1,0 +1,49 @@
+import Foundation
+import ProcessTestKit
+import Testing
+
+/// Runs `fatchat-bench --smoke` as CI does: it must finish and report every figure. No timing is judged here.
+@Suite struct BenchSmokeTests {
+    /// The figures every run of all benchmarks must report, with the targets the issues set.
+    static let targeted = [
+        "post.ratio", "post.lost",
+        "delivery.local.1.p50", "delivery.local.1.p99", "delivery.local.2.p50", "delivery.local.2.p99",
+        "query.newest50", "query.cursorPage", "query.deepPage",
+        "client.firstFrame", "client.rss", "client.idleCPU",
+    ]
+    /// Figures without a target in the issues, which must still be measured.
+    static let untargeted = ["seed.rate", "post.engine", "delivery.network.1.p50", "delivery.network.2.p99", "query.search"]
+
+    @Test func smokeRunReportsEveryFigureWithItsTarget() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("bench-smoke-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let json = work.appendingPathComponent("results.json")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let bench = try WorkerProcess("bench", executable: "fatchat-bench",
+                                      ["--smoke", "--work-dir", work.path, "--json-out", json.path])
+        let termination = try await bench.finish(timeout: .seconds(300))
+        #expect(termination == .success, "fatchat-bench --smoke: \(termination); stderr: \(bench.errorText.suffix(2000))")
+
+        let data = try Data(contentsOf: json)
+        let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let figures = try #require(report["figures"] as? [[String: Any]])
+        var byID: [String: [String: Any]] = [:]
+        for figure in figures {
+            let id = try #require(figure["id"] as? String)
+            #expect(figure["value"] is NSNumber, "\(id) has no numeric value: \(figure["value"] ?? "nil")")
+            byID[id] = figure
+        }
+        for id in Self.targeted {
+            let figure = try #require(byID[id], "figure \(id) is missing")
+            let target = try #require(figure["target"] as? [String: Any], "\(id) has no target")
+            #expect(target["limit"] is NSNumber, "\(id): the target has no numeric limit")
+            #expect(figure["met"] is Bool, "\(id): met/missed is not reported")
+        }
+        for id in Self.untargeted {
+            #expect(byID[id] != nil, "figure \(id) is missing")
+        }
+        let machine = try #require(report["machine"] as? [String: Any])
+        #expect((machine["cores"] as? NSNumber)?.intValue ?? 0 > 0)
+        #expect((machine["cpuModel"] as? String)?.isEmpty == false)
+    }
+}
