@@ -2,21 +2,14 @@ import ArgumentParser
 import FatchatCore
 import Foundation
 import RecordStore
+import TerminalUI
 
-/// What the first frame needs, loaded: the channel list and the newest messages of the first channel.
-struct FirstFrameData {
-    var channels: [Channel]
-    var page: MessagePage
-}
-
-/// THE SEAM for `TerminalUI`: render `data` into the headless screen model and return the cell count drawn.
-///
-/// The full-screen client is being built in parallel and is not merged yet, so
-/// this returns `nil` and first-frame figures do not include rendering. When
-/// `TerminalUI` lands, build its screen model here (e.g. 120×40), draw the
-/// channel list and the page into it, and return what was drawn.
-func renderFirstFrame(_ data: FirstFrameData) -> Int? {
-    nil
+/// The first frame, as the full-screen client makes it: `ChatScreen` loads the
+/// user's channels and the newest page of the first, and renders into the
+/// headless screen model (120×40). Returns the frame and the messages it holds.
+func renderFirstFrame(_ client: ChatClient) throws -> (screen: Screen, messages: Int, channels: Int) {
+    let screen = try ChatScreen(client: client, width: 120, height: 40, renderOptions: RenderOptions(usesColor: false))
+    return (screen.render(), screen.state.messages.count, screen.state.channels.count)
 }
 
 /// Opens the container and loads the first frame's data, then prints the time it was ready and its memory.
@@ -32,15 +25,13 @@ struct FirstFrameChild: ParsableCommand {
         let opened = Clock.monotonic()
         let client = try ChatClient(container: container, handle: "frame")
         let created = Clock.monotonic()
-        let channels = try client.channels()
-        guard let first = channels.first else { throw BenchError("The container has no channel to show.") }
-        let page = try client.messages(in: first.name, limit: 50)
+        let frame = try renderFirstFrame(client)
         let loaded = Clock.monotonic()
-        let drawn = renderFirstFrame(FirstFrameData(channels: channels, page: page))
+        let drawn = frame.screen.lines.reduce(0) { $0 + $1.count }
         say("frame \(Clock.realtime())")
         let atFrame = memoryMB()
         func ms(_ a: UInt64, _ b: UInt64) -> String { String(format: "%.2f", Double(b - a) / 1e6) }
-        say("breakdown open=\(ms(start, opened)) client=\(ms(opened, created)) load=\(ms(created, loaded)) rendered=\(drawn.map(String.init) ?? "no") messages=\(page.messages.count) channels=\(channels.count)")
+        say("breakdown open=\(ms(start, opened)) client=\(ms(opened, created)) load=\(ms(created, loaded)) rendered=\(drawn) messages=\(frame.messages) channels=\(frame.channels)")
         say("rss \(atFrame.rss) \(atFrame.hwm)")
         // A running client also has its engine going; memory is read again once it settled.
         client.engine.start()

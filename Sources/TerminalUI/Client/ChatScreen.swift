@@ -66,11 +66,17 @@ public final class ChatScreen {
             try client.join(general)
             channels = [try client.existingChannel(general)]
         }
-        for channel in channels {
-            unread[channel.recordID] = (try? client.unreadCount(channel.name)) ?? 0
-        }
         if let first = channels.first { try open(first.name) }
         refreshStatusCounts()
+    }
+
+    /// Counts unread messages in every other channel; the app calls it after the first
+    /// frame is on screen, so that startup does not grow with the number of channels.
+    public func loadUnreadCounts() {
+        for channel in channels where channel.name != session.current {
+            unread[channel.recordID] = (try? client.unreadCount(channel.name)) ?? 0
+        }
+        refreshChannelList()
     }
 
     /// The frame to draw now.

@@ -31,6 +31,8 @@ public enum ClientApp {
             throw error
         }
         terminal.draw(screen.render())
+        screen.loadUnreadCounts()
+        terminal.draw(screen.render())
         try MainLoop.run(terminal: terminal, eventDescriptor: engine.eventDescriptor) { event, terminal in
             switch event {
             case .input(let inputs):
