@@ -46,6 +46,10 @@ struct Outbox: Sendable {
         if try !database.allZones().contains(Self.zone) {
             try database.saveZone(Self.zone)
         }
+        // Finding what is pending is an index lookup, however long the outbox grew.
+        if try database.indexes(ofType: Self.itemType)["state"] == nil {
+            try database.setIndexes(.queryable, forField: "state", ofType: Self.itemType)
+        }
     }
 
     /// Adds changes atomically; a change to a record already in the outbox replaces it.
@@ -97,7 +101,22 @@ struct Outbox: Sendable {
 
     /// Entries waiting to be sent, oldest first.
     func pending(limit: Int) throws -> [OutboxEntry] {
-        Array(try entries().filter { $0.state == .pending }.prefix(limit))
+        try database.records(matching: try query(state: "pending"), inZone: Self.zone, resultsLimit: limit).records
+            .compactMap(entry).sorted { $0.order < $1.order }
+    }
+
+    /// How many entries wait, and how many failed for good; without loading their fields.
+    func counts() throws -> (pending: Int, failed: Int) {
+        func count(_ state: String) throws -> Int {
+            try database.records(matching: try query(state: state), inZone: Self.zone, desiredKeys: [],
+                                 resultsLimit: RecordDatabase.maximumResultsLimit).records.count
+        }
+        return (try count("pending"), try count("failed"))
+    }
+
+    private func query(state: String) throws -> Query {
+        Query(recordType: Self.itemType, predicate: try QueryPredicate(format: "state == %@", state),
+              sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
     }
 
     /// Removes sent entries and marks failed ones, in one write.

@@ -147,11 +147,10 @@ extension SyncEngine {
     /// Emits a status event when connectivity or the outbox counts changed.
     /// `online: nil` keeps the last known connectivity.
     func reportStatus(online: Bool?, reason: String?) {
-        let entries = (try? outbox.entries()) ?? []
-        let failedCount = entries.filter { if case .failed = $0.state { true } else { false } }.count
+        let counts = (try? outbox.counts()) ?? (pending: 0, failed: 0)
         let changed: SyncStatus? = lastStatus.withLock { last in
             let isOnline = online ?? last?.online ?? true
-            let status = SyncStatus(online: isOnline, pending: entries.count - failedCount, failed: failedCount,
+            let status = SyncStatus(online: isOnline, pending: counts.pending, failed: counts.failed,
                                     reason: isOnline ? nil : (reason ?? last?.reason))
             guard status != last else { return nil }
             last = status
