@@ -122,25 +122,27 @@ enum FieldCoding {
 
     /// Decodes stored fields; `zone` is the record's zone, which its references share.
     static func decode(_ json: String, zone: ZoneID, assetsDirectory: URL, keys: Set<String>? = nil) throws -> [String: FieldValue] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+        guard let parsed = try? StoredJSON.parse(json), case .object(let members) = parsed else {
             throw StoreError(.badDatabase, "A stored record's fields are not valid JSON; the database may be damaged.")
         }
         var fields: [String: FieldValue] = [:]
-        for (key, raw) in object {
+        fields.reserveCapacity(members.count)
+        for member in members {
+            let key = member.key, field = member.value
             if let keys, !keys.contains(key) { continue }
-            guard let field = raw as? [String: Any], let tag = field["t"] as? String else {
+            guard case .string(let tag) = field["t"] else {
                 throw StoreError(.badDatabase, "Stored field '\(key)' has no type; the database may be damaged.")
             }
             let ctx = Context(key: key, zone: zone, assets: assetsDirectory)
             if tag == "L" {
-                let element = field["e"] as? String ?? ""
-                let values = field["v"] as? [Any] ?? []
-                let extras = field["x"] as? [Any]
+                let element: String = if case .string(let e) = field["e"] { e } else { "" }
+                let values: [StoredJSON] = if case .array(let v) = field["v"] { v } else { [] }
+                let extras: [StoredJSON]? = if case .array(let x) = field["x"] { x } else { nil }
                 fields[key] = .list(try values.enumerated().map { index, v in
                     try ctx.scalar(tag: element, value: v, extra: extras.flatMap { index < $0.count ? $0[index] : nil })
                 })
             } else {
-                fields[key] = try ctx.scalar(tag: tag, value: field["v"] as Any, extra: field["x"])
+                fields[key] = try ctx.scalar(tag: tag, value: field["v"] ?? .null, extra: field["x"])
             }
         }
         return fields
@@ -151,34 +153,35 @@ enum FieldCoding {
         let zone: ZoneID
         let assets: URL
 
-        func scalar(tag: String, value: Any, extra: Any?) throws -> FieldValue {
+        func scalar(tag: String, value: StoredJSON, extra: StoredJSON?) throws -> FieldValue {
             switch tag {
             case "s":
-                if let s = value as? String { return .string(s) }
+                if case .string(let s) = value { return .string(s) }
             case "i":
-                if let n = value as? NSNumber { return .int64(n.int64Value) }
+                if let n = value.int64Value { return .int64(n) }
             case "d":
-                if let n = value as? NSNumber { return .double(n.doubleValue) }
+                if let n = value.doubleValue { return .double(n) }
             case "b":
-                if let s = value as? String, let d = Data(base64Encoded: s) { return .bytes(d) }
+                if case .string(let s) = value, let d = Data(base64Encoded: s) { return .bytes(d) }
             case "t":
-                if let n = value as? NSNumber { return .date(Date(timeIntervalSince1970: n.doubleValue)) }
+                if let n = value.doubleValue { return .date(Date(timeIntervalSince1970: n)) }
             case "l":
-                if let pair = value as? [NSNumber], pair.count == 2 {
-                    let more = extra as? [Any]
+                if case .array(let pair) = value, pair.count == 2,
+                   let latitude = pair[0].doubleValue, let longitude = pair[1].doubleValue {
+                    let more: [StoredJSON]? = if case .array(let m) = extra { m } else { nil }
                     return .location(Location(
-                        latitude: pair[0].doubleValue, longitude: pair[1].doubleValue,
-                        altitude: (more?.first as? NSNumber)?.doubleValue,
-                        horizontalAccuracy: (more?.last as? NSNumber)?.doubleValue))
+                        latitude: latitude, longitude: longitude,
+                        altitude: more?.first?.doubleValue,
+                        horizontalAccuracy: more?.last?.doubleValue))
                 }
             case "r":
-                if let name = value as? String {
-                    let action: Reference.Action = (extra as? NSNumber)?.intValue == 1 ? .deleteSelf : .none
+                if case .string(let name) = value {
+                    let action: Reference.Action = extra?.int64Value == 1 ? .deleteSelf : .none
                     return .reference(Reference(recordID: RecordID(recordName: name, zoneID: zone), action: action))
                 }
             case "a":
-                if let hash = value as? String {
-                    return .asset(Asset(fileURL: assets.appendingPathComponent(hash), contentHash: hash, size: (extra as? NSNumber)?.int64Value ?? 0))
+                if case .string(let hash) = value {
+                    return .asset(Asset(fileURL: assets.appendingPathComponent(hash), contentHash: hash, size: extra?.int64Value ?? 0))
                 }
             default:
                 break

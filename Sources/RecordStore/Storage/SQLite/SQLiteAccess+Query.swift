@@ -9,7 +9,8 @@ extension SQLiteAccess {
         let searchable = try searchableKeys(of: request.query.recordType)
         let (sql, arguments) = QuerySQL.select(request, searchableKeys: searchable)
         let sortCount = request.query.sortDescriptors.count
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+        // The text repeats for each page of one query (values are bound), so the statement is cached.
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
             let id = RecordID(recordName: row["name"], zoneID: ZoneID(zoneName: row["zone"]))
             let record = try Self.decodeRecord(row, id: id, assets: assets, keys: request.desiredKeys)
             let values = (0..<sortCount).map { QuerySQL.sortable(row["s\($0)"] as DatabaseValue) }
@@ -27,7 +28,7 @@ extension SQLiteAccess {
 
     func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions] {
         var marks: [String: FieldIndexOptions] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT key, options FROM field_mark WHERE type = ?", arguments: [recordType]) {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, options FROM field_mark WHERE type = ?"), arguments: [recordType]) {
             marks[row["key"]] = FieldIndexOptions(rawValue: row["options"])
         }
         return marks
@@ -111,7 +112,7 @@ extension SQLiteAccess {
     // MARK: Subscriptions
 
     func subscriptionBodies(owner: String) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT body FROM subscription WHERE owner = ? ORDER BY id", arguments: [owner])
+        try String.fetchAll(db.cachedStatement(sql: "SELECT body FROM subscription WHERE owner = ? ORDER BY id"), arguments: [owner])
     }
 
     func saveSubscription(id: String, owner: String, body: String) throws {

@@ -38,9 +38,10 @@ struct SQLiteAccess: StorageWriter {
     // MARK: Reading
 
     func record(_ id: RecordID, keys: Set<String>?) throws -> Record? {
-        guard let row = try Row.fetchOne(db, sql: """
+        let statement = try db.cachedStatement(sql: """
             SELECT type, fields, created, modified, creator, modifier, tag FROM record WHERE zone = ? AND name = ?
-            """, arguments: [id.zoneID.zoneName, id.recordName]) else { return nil }
+            """)
+        guard let row = try Row.fetchOne(statement, arguments: [id.zoneID.zoneName, id.recordName]) else { return nil }
         return try Self.decodeRecord(row, id: id, assets: assets, keys: keys)
     }
 
@@ -58,7 +59,7 @@ struct SQLiteAccess: StorageWriter {
     }
 
     func exists(_ id: RecordID) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM record WHERE zone = ? AND name = ?)",
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM record WHERE zone = ? AND name = ?)"),
                           arguments: [id.zoneID.zoneName, id.recordName]) ?? false
     }
 
@@ -72,19 +73,19 @@ struct SQLiteAccess: StorageWriter {
     }
 
     func zoneExists(_ name: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE name = ?)", arguments: [name]) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE name = ?)"), arguments: [name]) ?? false
     }
 
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> [ChangeRow] {
         let rows: [Row]
         if let zone {
-            rows = try Row.fetchAll(db, sql: """
+            rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT seq, zone, name, type, kind, previous, at FROM change WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?
-                """, arguments: [zone, sequence, limit])
+                """), arguments: [zone, sequence, limit])
         } else {
-            rows = try Row.fetchAll(db, sql: """
+            rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT seq, zone, name, type, kind, previous, at FROM change WHERE seq > ? ORDER BY seq LIMIT ?
-                """, arguments: [sequence, limit])
+                """), arguments: [sequence, limit])
         }
         return try rows.map { row in
             let id = RecordID(recordName: row["name"], zoneID: ZoneID(zoneName: row["zone"]))
@@ -98,11 +99,11 @@ struct SQLiteAccess: StorageWriter {
     }
 
     func latestSequence() throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT seq FROM change ORDER BY seq DESC LIMIT 1") ?? prunedThrough()
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM change ORDER BY seq DESC LIMIT 1")) ?? prunedThrough()
     }
 
     func prunedThrough() throws -> Int64 {
-        Int64(try String.fetchOne(db, sql: "SELECT value FROM fatchat_meta WHERE key = 'pruned_through'") ?? "0") ?? 0
+        Int64(try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM fatchat_meta WHERE key = 'pruned_through'")) ?? "0") ?? 0
     }
 
     // MARK: Writing
@@ -110,14 +111,14 @@ struct SQLiteAccess: StorageWriter {
     func upsert(_ record: Record) throws {
         let id = record.recordID
         let fields = try FieldCoding.encode(record.fields)
-        let rowID = try Int64.fetchOne(db, sql: """
+        let rowID = try Int64.fetchOne(db.cachedStatement(sql: """
             INSERT INTO record (zone, name, type, fields, created, modified, creator, modifier, tag)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (zone, name) DO UPDATE SET
                 type = excluded.type, fields = excluded.fields, modified = excluded.modified,
                 modifier = excluded.modifier, tag = excluded.tag
             RETURNING id
-            """, arguments: [
+            """), arguments: [
                 id.zoneID.zoneName, id.recordName, record.recordType, fields,
                 (record.creationDate ?? Date()).timeIntervalSince1970,
                 (record.modificationDate ?? Date()).timeIntervalSince1970,
@@ -125,15 +126,15 @@ struct SQLiteAccess: StorageWriter {
                 record.recordChangeTag ?? "",
             ])
         guard let rowID else { throw StoreError(.internalError, "Saving \(id) returned no row.") }
-        try db.execute(sql: "DELETE FROM reference WHERE holder = ?", arguments: [rowID])
+        try db.cachedStatement(sql: "DELETE FROM reference WHERE holder = ?").execute(arguments: [rowID])
         struct Link: Hashable { var target: String; var cascade: Bool }
         for link in Set(record.references.map { Link(target: $0.recordID.recordName, cascade: $0.action == .deleteSelf) }) {
-            try db.execute(sql: "INSERT INTO reference (holder, zone, target, cascade) VALUES (?, ?, ?, ?)",
-                           arguments: [rowID, id.zoneID.zoneName, link.target, link.cascade])
+            try db.cachedStatement(sql: "INSERT INTO reference (holder, zone, target, cascade) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [rowID, id.zoneID.zoneName, link.target, link.cascade])
         }
-        try db.execute(sql: "DELETE FROM asset_use WHERE record = ?", arguments: [rowID])
+        try db.cachedStatement(sql: "DELETE FROM asset_use WHERE record = ?").execute(arguments: [rowID])
         for hash in Set(record.assets.compactMap(\.contentHash)) {
-            try db.execute(sql: "INSERT INTO asset_use (hash, record) VALUES (?, ?)", arguments: [hash, rowID])
+            try db.cachedStatement(sql: "INSERT INTO asset_use (hash, record) VALUES (?, ?)").execute(arguments: [hash, rowID])
         }
         try indexSearchText(of: record, rowID: rowID)
     }
@@ -141,25 +142,25 @@ struct SQLiteAccess: StorageWriter {
     func remove(_ id: RecordID) throws -> Record? {
         guard let existing = try record(id, keys: nil) else { return nil }
         try removeSearchText(of: id)
-        try db.execute(sql: "DELETE FROM record WHERE zone = ? AND name = ?", arguments: [id.zoneID.zoneName, id.recordName])
+        try db.cachedStatement(sql: "DELETE FROM record WHERE zone = ? AND name = ?").execute(arguments: [id.zoneID.zoneName, id.recordName])
         return existing
     }
 
     func cascadingChildren(of id: RecordID) throws -> [RecordID] {
-        try String.fetchAll(db, sql: """
+        try String.fetchAll(db.cachedStatement(sql: """
             SELECT DISTINCT record.name FROM reference JOIN record ON record.id = reference.holder
             WHERE reference.zone = ? AND reference.target = ? AND reference.cascade = 1
-            """, arguments: [id.zoneID.zoneName, id.recordName])
+            """), arguments: [id.zoneID.zoneName, id.recordName])
             .map { RecordID(recordName: $0, zoneID: id.zoneID) }
     }
 
     func isAssetInUse(_ hash: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM asset_use WHERE hash = ?)", arguments: [hash]) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM asset_use WHERE hash = ?)"), arguments: [hash]) ?? false
     }
 
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
-        try db.execute(sql: "INSERT INTO change (zone, name, type, kind, previous, at) VALUES (?, ?, ?, ?, ?, ?)",
-                       arguments: [id.zoneID.zoneName, id.recordName, type, kind.rawValue,
+        try db.cachedStatement(sql: "INSERT INTO change (zone, name, type, kind, previous, at) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [id.zoneID.zoneName, id.recordName, type, kind.rawValue,
                                    try previousFields.map(FieldCoding.encode), date.timeIntervalSince1970])
     }
 
@@ -167,13 +168,13 @@ struct SQLiteAccess: StorageWriter {
         let latest = try latestSequence()
         let cutoff = latest - Int64(keep)
         guard cutoff > (try prunedThrough()) else { return }
-        try db.execute(sql: "DELETE FROM change WHERE seq <= ?", arguments: [cutoff])
-        try db.execute(sql: "UPDATE fatchat_meta SET value = ? WHERE key = 'pruned_through'", arguments: [String(cutoff)])
+        try db.cachedStatement(sql: "DELETE FROM change WHERE seq <= ?").execute(arguments: [cutoff])
+        try db.cachedStatement(sql: "UPDATE fatchat_meta SET value = ? WHERE key = 'pruned_through'").execute(arguments: [String(cutoff)])
     }
 
     func createZone(_ name: String, date: Date) throws {
-        try db.execute(sql: "INSERT INTO zone (name, created) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
-                       arguments: [name, date.timeIntervalSince1970])
+        try db.cachedStatement(sql: "INSERT INTO zone (name, created) VALUES (?, ?) ON CONFLICT (name) DO NOTHING")
+            .execute(arguments: [name, date.timeIntervalSince1970])
     }
 
     func removeZone(_ name: String) throws {
@@ -222,7 +223,7 @@ final class DataVersionSignal: StorageChangeSignal {
     }
 
     func hasChanged() throws -> Bool {
-        let version = try queue.inDatabase { try Int64.fetchOne($0, sql: "PRAGMA data_version") }
+        let version = try queue.inDatabase { try Int64.fetchOne($0.cachedStatement(sql: "PRAGMA data_version")) }
         return last.withLock { previous in
             defer { previous = version }
             return previous != version

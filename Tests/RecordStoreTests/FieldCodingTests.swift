@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import RecordStore
+
+@Suite struct FieldCodingTests {
+    let zone = ZoneID(zoneName: "z")
+    let assets = URL(fileURLWithPath: "/tmp/assets")
+
+    private func decode(_ json: String, keys: Set<String>? = nil) throws -> [String: FieldValue] {
+        try FieldCoding.decode(json, zone: zone, assetsDirectory: assets, keys: keys)
+    }
+
+    @Test func everyTypeAndAwkwardNumberSurvivesEncodeThenDecode() throws {
+        let date = Date(timeIntervalSince1970: 1_700_000_000.123456)
+        let fields: [String: FieldValue] = [
+            "text": .string("héllo \"q\" \\ / \n\r\t\u{0}\u{1F} 你好 🍕"),
+            "empty": .string(""),
+            "max": .int64(.max), "min": .int64(.min), "zero": .int64(0),
+            "one": .double(1.0), "tenth": .double(0.1), "tiny": .double(1e-05), "minus": .double(-2.5),
+            "huge": .double(.greatestFiniteMagnitude), "subnormal": .double(.leastNonzeroMagnitude),
+            "bytes": .bytes(Data([0, 255, 10])), "noBytes": .bytes(Data()),
+            "when": .date(date), "epoch": .date(Date(timeIntervalSince1970: 0)),
+            "where": .location(Location(latitude: 48.85, longitude: 2.35, altitude: 35, horizontalAccuracy: 5)),
+            "plain": .location(Location(latitude: -33.9, longitude: 151.2)),
+            "halfway": .location(Location(latitude: 1, longitude: 2, altitude: nil, horizontalAccuracy: 3.5)),
+            "parent": .reference(Reference(recordID: RecordID(recordName: "p\"1", zoneID: zone), action: .deleteSelf)),
+            "friend": .reference(Reference(recordID: RecordID(recordName: "f", zoneID: zone))),
+            "file": .asset(Asset(fileURL: assets.appendingPathComponent("abc"), contentHash: "abc", size: 42)),
+            "tags": ["a", "b"], "numbers": [1, 2, 3], "ratios": [1.0, 2.5], "none": .list([]),
+            "refs": .list([.reference(Reference(recordID: RecordID(recordName: "r", zoneID: zone), action: .deleteSelf)),
+                           .reference(Reference(recordID: RecordID(recordName: "s", zoneID: zone)))]),
+            "places": .list([.location(Location(latitude: 1, longitude: 2)),
+                             .location(Location(latitude: 3, longitude: 4, altitude: 5, horizontalAccuracy: nil))]),
+        ]
+        let decoded = try decode(try FieldCoding.encode(fields))
+        #expect(decoded == fields)
+        #expect(decoded["one"] == .double(1.0))
+        #expect(decoded["max"] == .int64(.max))
+    }
+
+    @Test func theTagDecidesBetweenIntegerAndDouble() throws {
+        let decoded = try decode(#"{"d":{"t":"d","v":1},"i":{"t":"i","v":9007199254740993},"e":{"t":"d","v":2E3}}"#)
+        #expect(decoded["d"] == .double(1))
+        #expect(decoded["i"] == .int64(9_007_199_254_740_993))
+        #expect(decoded["e"] == .double(2000))
+    }
+
+    @Test func readsAnyValidJSONSpellingOfTheSameFields() throws {
+        let json = """
+             { "s" : { "v" : "caf\\u00e9 \\ud83c\\udf55 a\\/b" , "t" : "s" } ,
+              "l":{"t":"L","e":"i","v":[ 1 , -2 ]}, "n": {"t": "t", "v": -1.5e1} }\t
+            """
+        let decoded = try decode(json)
+        #expect(decoded["s"] == .string("café 🍕 a/b"))
+        #expect(decoded["l"] == .list([.int64(1), .int64(-2)]))
+        #expect(decoded["n"] == .date(Date(timeIntervalSince1970: -15)))
+    }
+
+    @Test func keysFilterLeavesOtherFieldsOut() throws {
+        let json = try FieldCoding.encode(["a": 1, "b": "two", "c": [3.5]])
+        #expect(try decode(json, keys: ["b", "c", "missing"]) == ["b": "two", "c": [3.5]])
+        #expect(try decode(json, keys: []) == [:])
+    }
+
+    @Test(arguments: [
+        ("", "not valid JSON"), ("not json", "not valid JSON"), ("[]", "not valid JSON"),
+        (#"{"a":{"t":"s","v":"x"}} x"#, "not valid JSON"), (#"{"a":{"t":"s","v":"x}}"#, "not valid JSON"),
+        (#"{"a":{"t":"i","v":01}}"#, "not valid JSON"), (#"{"a":{"t":"s","v":"\ud800"}}"#, "not valid JSON"),
+        (#"{"a":1}"#, "has no type"), (#"{"a":{"v":1}}"#, "has no type"),
+        (#"{"a":{"t":"i","v":"x"}}"#, "does not fit its type 'i'"), (#"{"a":{"t":"l","v":[1]}}"#, "does not fit its type 'l'"),
+        (#"{"a":{"t":"b","v":"%%%"}}"#, "does not fit its type 'b'"), (#"{"a":{"t":"L","e":"s","v":[1]}}"#, "does not fit its type 's'"),
+        (#"{"a":{"t":"?","v":1}}"#, "does not fit its type '?'"), (#"{"a":{"t":"d"}}"#, "does not fit its type 'd'"),
+    ])
+    func damagedFieldsAreABadDatabase(json: String, message: String) {
+        do {
+            _ = try decode(json)
+            Issue.record("decoded damaged fields \(json)")
+        } catch let error as StoreError {
+            #expect(error.code == .badDatabase)
+            #expect(error.description.contains(message))
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+}
