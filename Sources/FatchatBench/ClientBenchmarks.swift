@@ -10,6 +10,7 @@ struct ClientBenchmarks {
         let privateData = work.appendingPathComponent("private-frame").path
         var frames: [Double] = [], noops: [Double] = [], rss: [Double] = [], hwm: [Double] = [], running: [Double] = [], noopRSS: [Double] = []
         var breakdown = ""
+        var enters: [Double] = [], renders: [Double] = []
         for run in -1..<runs {
             let spawned = Clock.realtime()
             let child = try Child(["first-frame", "--container", container.path, "--private-data", privateData])
@@ -30,8 +31,14 @@ struct ClientBenchmarks {
             running.append(child.values(for: "running-rss").first?.split(separator: " ").first.flatMap { Double($0) } ?? .nan)
             noopRSS.append(noop.values(for: "rss").first?.split(separator: " ").first.flatMap { Double($0) } ?? .nan)
             breakdown = child.values(for: "breakdown").first ?? ""
+            enters += child.values(for: "enter").first?.split(separator: " ").compactMap { Double($0) } ?? []
+            renders += child.values(for: "render").first?.split(separator: " ").compactMap { Double($0) } ?? []
         }
-        let seam = "Rendering into the screen model is NOT included yet (TerminalUI is not merged; see renderFirstFrame in FirstFrame.swift)."
+        let seam = "The frame is ChatScreen's, rendered into the headless screen model (120×40)."
+        report.add(Figure(id: "client.enterToScreen", label: "Enter to my own message on screen (p50)", value: median(enters), unit: "ms",
+                          baseline: median(renders), baselineLabel: "rendering a frame alone", target: .atMost(16, "ms"),
+                          distribution: Distribution(enters), runs: enters.count,
+                          note: "Enter → outbox commit → the pending message in the rendered frame, headless, 20 messages per run."))
         report.add(Figure(id: "client.firstFrame", label: "start to first frame, rendered headless (p50)", value: median(frames), unit: "ms",
                           baseline: median(noops), baselineLabel: "exec + exit of this binary", target: .atMost(150, "ms"),
                           distribution: Distribution(frames), runs: runs,

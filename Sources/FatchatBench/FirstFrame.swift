@@ -7,9 +7,28 @@ import TerminalUI
 /// The first frame, as the full-screen client makes it: `ChatScreen` loads the
 /// user's channels and the newest page of the first, and renders into the
 /// headless screen model (120×40). Returns the frame and the messages it holds.
-func renderFirstFrame(_ client: ChatClient) throws -> (screen: Screen, messages: Int, channels: Int) {
+func renderFirstFrame(_ client: ChatClient) throws -> (screen: Screen, messages: Int, channels: Int, client: ChatScreen) {
     let screen = try ChatScreen(client: client, width: 120, height: 40, renderOptions: RenderOptions(usesColor: false))
-    return (screen.render(), screen.state.messages.count, screen.state.channels.count)
+    return (screen.render(), screen.state.messages.count, screen.state.channels.count, screen)
+}
+
+/// Enter to my own message on screen: from the Enter key to the rendered frame that shows it
+/// (the outbox commit included), over `runs` messages; and a render alone, as the baseline.
+func measureEnterToScreen(_ screen: ChatScreen, runs: Int) -> (enter: [Double], render: [Double]) {
+    var enter: [Double] = [], render: [Double] = []
+    for run in 0..<runs {
+        let text = "enter to screen \(run)"
+        for character in text { screen.handle(.key(.character(character))) }
+        let start = Clock.monotonic()
+        screen.handle(.key(.enter))
+        let frame = screen.render()
+        let shown = Clock.monotonic()
+        if frame.lines.contains(where: { $0.contains(text) }) { enter.append(Double(shown - start) / 1e6) }
+        let renderStart = Clock.monotonic()
+        _ = screen.render()
+        render.append(Double(Clock.monotonic() - renderStart) / 1e6)
+    }
+    return (enter, render)
 }
 
 /// Opens the container and loads the first frame's data, then prints the time it was ready and its memory.
@@ -33,6 +52,9 @@ struct FirstFrameChild: ParsableCommand {
         func ms(_ a: UInt64, _ b: UInt64) -> String { String(format: "%.2f", Double(b - a) / 1e6) }
         say("breakdown open=\(ms(start, opened)) client=\(ms(opened, created)) load=\(ms(created, loaded)) rendered=\(drawn) messages=\(frame.messages) channels=\(frame.channels)")
         say("rss \(atFrame.rss) \(atFrame.hwm)")
+        let typing = measureEnterToScreen(frame.client, runs: 20)
+        say("enter " + typing.enter.map { String(format: "%.3f", $0) }.joined(separator: " "))
+        say("render " + typing.render.map { String(format: "%.3f", $0) }.joined(separator: " "))
         // A running client also has its engine going; memory is read again once it settled.
         client.engine.start()
         usleep(UInt32(settle * 1_000_000))
