@@ -25,11 +25,11 @@ struct ClientTmuxTests {
         deinit { try? FileManager.default.removeItem(at: root) }
 
         /// The client of `handle`'s OS user, in a new tmux session.
-        func client(_ handle: String, width: Int = 100, height: Int = 30) throws -> TmuxSession {
+        func client(_ handle: String, width: Int = 100, height: Int = 30, term: String = "xterm-256color") throws -> TmuxSession {
             let binary = try WorkerProcess.executable("fatchat").path
             let user = ClientTmuxTests.users[handle] ?? handle
             return try TmuxSession(name: "fatchat-\(handle)-\(UUID().uuidString.prefix(6))", width: width, height: height,
-                                   command: OSUsers.launcher(for: user) + ["TERM=xterm-256color", binary, "--container", container, "--handle", handle])
+                                   command: OSUsers.launcher(for: user) + ["TERM=\(term)", binary, "--container", container, "--handle", handle])
         }
     }
 
@@ -131,5 +131,18 @@ struct ClientTmuxTests {
         try ada.press("Escape")
         try ada.press("C-c")
         #expect(try await ada.waitForExit(), "Ctrl-C quits")
+    }
+
+    @Test(arguments: ["screen", "tmux", "linux"])
+    func worksUnderOtherTerminalTypes(term: String) async throws {
+        let sandbox = try await Sandbox()
+        let ada = try sandbox.client("ada", term: term)
+        defer { ada.kill() }
+        #expect(try await ada.waitFor("[#general]"), "TERM=\(term): \(ada.screen)")
+        try ada.type("works on \(term)")
+        try ada.press("Enter")
+        #expect(try await ada.waitFor("<ada> works on \(term)"), "TERM=\(term): \(ada.screen)")
+        try ada.press("C-c")
+        #expect(try await ada.waitForExit())
     }
 }
