@@ -23,6 +23,8 @@ public struct OutboxEntry: Sendable {
     public var state: OutboxState
     /// The record to save, as the app handed it over; `nil` for a delete.
     public var record: Record?
+    /// How the save treats a stored copy: conflicts by change tag, or only the keys it sets.
+    public var savePolicy: SavePolicy = .ifServerRecordUnchanged
     /// Orders entries: earlier first.
     var order: Int64
 }
@@ -53,7 +55,7 @@ struct Outbox: Sendable {
     }
 
     /// Adds changes atomically; a change to a record already in the outbox replaces it.
-    func enqueue(saving records: [Record], deleting ids: [RecordID]) throws {
+    func enqueue(saving records: [Record], deleting ids: [RecordID], savePolicy: SavePolicy = .ifServerRecordUnchanged) throws {
         var order = Int64(Date().timeIntervalSince1970 * 1_000_000_000)
         var items: [Record] = []
         for record in records {
@@ -74,6 +76,7 @@ struct Outbox: Sendable {
             if !referenceKeys.isEmpty { item["refKeys"] = .list(referenceKeys) }
             item["state"] = "pending"
             item["order"] = .int64(order)
+            if savePolicy != .ifServerRecordUnchanged { item["policy"] = .string(savePolicy.rawValue) }
             items.append(item)
         }
         for id in ids {
@@ -119,26 +122,38 @@ struct Outbox: Sendable {
               sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
     }
 
-    /// Removes sent entries and marks failed ones, in one write.
-    func settle(sent: [RecordID], failed: [(RecordID, StoreError)]) throws {
-        var marked: [Record] = []
-        if !failed.isEmpty {
-            let current = try database.records(for: failed.map { itemID($0.0) })
-            for (id, error) in failed {
-                guard case .success(var item)? = current[itemID(id)] else { continue }
-                item["state"] = "failed"
-                item["errorCode"] = .string(error.code.rawValue)
-                item["errorMessage"] = .string(error.message)
-                marked.append(item)
-            }
+    /// Removes sent entries and marks failed ones.
+    ///
+    /// Only entries that are still the ones that were sent: a change queued for
+    /// the same record while the send was under way replaced the entry (a new
+    /// `order`), and it must stay to be sent in its turn.
+    func settle(sent: [OutboxEntry], failed: [(OutboxEntry, StoreError)]) throws {
+        let all = sent + failed.map(\.0)
+        guard !all.isEmpty else { return }
+        let current = try database.records(for: all.map { itemID($0.recordID) })
+        func unchanged(_ entry: OutboxEntry) -> Record? {
+            guard case .success(let item)? = current[itemID(entry.recordID)], item["order"]?.int64Value == entry.order else { return nil }
+            return item
         }
-        let removals = sent.map(itemID)
+        var marked: [Record] = []
+        for (entry, error) in failed {
+            guard var item = unchanged(entry) else { continue }
+            item["state"] = "failed"
+            item["errorCode"] = .string(error.code.rawValue)
+            item["errorMessage"] = .string(error.message)
+            marked.append(item)
+        }
+        var tags: [RecordID: String] = [:]
+        for entry in sent { if let tag = unchanged(entry)?.recordChangeTag { tags[itemID(entry.recordID)] = tag } }
+        let removals = Array(tags.keys)
         guard !marked.isEmpty || !removals.isEmpty else { return }
         for start in stride(from: 0, to: max(marked.count, removals.count), by: RecordDatabase.maximumBatchSize / 2) {
             let saves = Array(marked.dropFirst(start).prefix(RecordDatabase.maximumBatchSize / 2))
             let deletes = Array(removals.dropFirst(start).prefix(RecordDatabase.maximumBatchSize / 2))
+            // Saves keep their change tags, so an entry replaced since the read above is not overwritten.
             // Not atomic: another process of the same user may have removed an entry already.
-            _ = try database.modifyRecords(saving: saves, deleting: deletes, savePolicy: .allKeys, atomically: false)
+            // Deletes carry the tags read above: an entry replaced in between is kept (checked in the transaction).
+            _ = try database.modifyRecords(saving: saves, deleting: deletes, atomically: false, deletingOnlyIfUnchanged: tags)
         }
     }
 
@@ -213,6 +228,8 @@ struct Outbox: Sendable {
         } else {
             state = .pending
         }
-        return OutboxEntry(recordID: target, recordType: type, operation: op, state: state, record: record, order: item["order"]?.int64Value ?? 0)
+        let policy = item["policy"]?.stringValue.flatMap(SavePolicy.init(rawValue:)) ?? .ifServerRecordUnchanged
+        return OutboxEntry(recordID: target, recordType: type, operation: op, state: state, record: record,
+                           savePolicy: policy, order: item["order"]?.int64Value ?? 0)
     }
 }

@@ -11,6 +11,47 @@ extension SyncEngine {
         return try? ChangeToken(data: data)
     }
 
+    /// Saves the token at most once a second while changes stream in; `force` saves now.
+    /// A crash between saves re-delivers at most a second of events, which delivery
+    /// at least once allows; receivers no longer pay a private-database commit per message.
+    func saveTokenThrottled(_ token: ChangeToken, force: Bool = false) throws {
+        let due = fetchState.withLock { state in
+            state.unsaved = token
+            guard force || Date().timeIntervalSince(state.lastSave) >= 1 else { return false }
+            state.lastSave = Date()
+            state.unsaved = nil
+            return true
+        }
+        if due { try saveToken(token) }
+    }
+
+    /// Saves a token that the throttle held back; called when the loop idles or stops.
+    func flushToken() {
+        let pending = fetchState.withLock { state -> ChangeToken? in
+            defer { state.unsaved = nil; state.lastSave = Date() }
+            return state.unsaved
+        }
+        if let pending { try? saveToken(pending) }
+    }
+
+    /// The owner's subscriptions, reloaded at most once a second (another terminal may have joined a channel).
+    func currentSubscriptions() throws -> [Subscription] {
+        if let cached = fetchState.withLock({ state in
+            state.subscriptionsLoaded.map { Date().timeIntervalSince($0) < 1 } == true ? state.subscriptions : nil
+        }) { return cached }
+        let loaded = try container.publicDatabase.allSubscriptions()
+        fetchState.withLock { state in
+            state.subscriptions = loaded
+            state.subscriptionsLoaded = Date()
+        }
+        return loaded
+    }
+
+    /// Tells the engine that the owner's subscriptions changed, so the next batch reads them afresh.
+    public func subscriptionsChanged() {
+        fetchState.withLock { $0.subscriptionsLoaded = nil }
+    }
+
     func saveToken(_ token: ChangeToken) throws {
         var record = Record(recordType: "SyncState", recordID: tokenRecordID)
         record["token"] = .bytes(token.data)
@@ -41,8 +82,14 @@ extension SyncEngine {
                 reportStatus(online: false, reason: "\(error)")
             }
             if !isRunning { break }
+            if !needsFetch, fetchState.withLock({ $0.unsaved != nil }) {
+                // Quiet now: save what the throttle held back, after a short wait for more.
+                if watcher.wait(timeout: min(pollInterval, 1)) == .timeout { flushToken() }
+                continue
+            }
             _ = watcher.wait(timeout: needsFetch ? min(pollInterval, 1) : pollInterval)
         }
+        flushToken()
     }
 
     /// Fetches every batch since `token`, emits its events, then saves the new token.
@@ -67,11 +114,15 @@ extension SyncEngine {
     private func notify(about changes: [RecordChange]) throws {
         guard !changes.isEmpty else { return }
         let database = container.publicDatabase
-        let subscriptions = try database.allSubscriptions()
+        let subscriptions = try currentSubscriptions()
         guard !subscriptions.isEmpty else { return }
         let evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings)
         for notification in evaluation.notifications { emit(.notification(notification)) }
         for id in evaluation.subscriptionsToDelete { try? database.deleteSubscription(withID: id) }
+        if !evaluation.subscriptionsToDelete.isEmpty {
+            let spent = Set(evaluation.subscriptionsToDelete)
+            fetchState.withLock { $0.subscriptions.removeAll { spent.contains($0.subscriptionID) } }
+        }
     }
 
     /// Returns the last token reached, or `nil` if nothing was fetched.
@@ -94,7 +145,7 @@ extension SyncEngine {
             if !batch.deletedRecords.isEmpty { emit(.recordsDeleted(batch.deletedRecords)) }
             try notify(about: batch.changes)
             if batch.token != token {
-                try saveToken(batch.token)
+                try saveTokenThrottled(batch.token)
             }
             token = batch.token
             fetchedAny = true

@@ -5,8 +5,12 @@ extension SyncEngine {
     // MARK: What the app calls
 
     /// Puts changes in the durable outbox and wakes the sender. Returns once they are on disk.
-    public func send(saving records: [Record] = [], deleting ids: [RecordID] = []) throws {
-        try outbox.enqueue(saving: records, deleting: ids)
+    ///
+    /// `savePolicy` is how the saves meet a stored copy: the default detects
+    /// conflicts by change tag; `.changedKeys` suits records only this user
+    /// writes piecemeal, such as a profile.
+    public func send(saving records: [Record] = [], deleting ids: [RecordID] = [], savePolicy: SavePolicy = .ifServerRecordUnchanged) throws {
+        try outbox.enqueue(saving: records, deleting: ids, savePolicy: savePolicy)
         sendWake.wake()
     }
 
@@ -74,47 +78,63 @@ extension SyncEngine {
         guard !entries.isEmpty else { return false }
         let saves = entries.compactMap(\.record)
         let deletes = entries.filter { $0.operation == .delete }.map(\.recordID)
-        let result = try container.publicDatabase.modifyRecords(saving: saves, deleting: deletes)
+        // One operation per save policy; deletes go with the first.
+        var result = ModifyResult()
+        var deletesLeft = deletes
+        for policy in SavePolicy.allCases {
+            let group = entries.filter { $0.savePolicy == policy }.compactMap(\.record)
+            guard !group.isEmpty || (policy == SavePolicy.allCases.last && !deletesLeft.isEmpty) else { continue }
+            let part = try container.publicDatabase.modifyRecords(saving: group, deleting: deletesLeft, savePolicy: policy)
+            deletesLeft = []
+            result.saveResults.merge(part.saveResults) { $1 }
+            result.deleteResults.merge(part.deleteResults) { $1 }
+        }
 
         var sentSaves: [Record] = []
         var sentDeletes: [RecordID] = []
-        var failed: [(RecordID, StoreError)] = []
+        var settled: [OutboxEntry] = []
+        var failed: [(OutboxEntry, StoreError)] = []
         var transient: StoreError?
-        for record in saves {
-            switch result.saveResults[record.recordID] {
-            case .success(let saved)?:
-                sentSaves.append(saved)
-            case .failure(let error)?:
-                if error.isTransient {
-                    transient = error
-                } else if let server = alreadySent(record, error) {
-                    sentSaves.append(server)
-                } else {
-                    failed.append((record.recordID, error))
+        for entry in entries {
+            if let record = entry.record {
+                switch result.saveResults[record.recordID] {
+                case .success(let saved)?:
+                    sentSaves.append(saved)
+                    settled.append(entry)
+                case .failure(let error)?:
+                    if error.isTransient {
+                        transient = error
+                    } else if let server = alreadySent(record, error) {
+                        sentSaves.append(server)
+                        settled.append(entry)
+                    } else {
+                        failed.append((entry, error))
+                    }
+                case nil:
+                    break
                 }
-            case nil:
-                break
+            } else {
+                switch result.deleteResults[entry.recordID] {
+                case .success?:
+                    sentDeletes.append(entry.recordID)
+                    settled.append(entry)
+                case .failure(let error)?:
+                    if error.isTransient {
+                        transient = error
+                    } else if error.code == .unknownItem {
+                        sentDeletes.append(entry.recordID)
+                        settled.append(entry)
+                    } else {
+                        failed.append((entry, error))
+                    }
+                case nil:
+                    break
+                }
             }
         }
-        for id in deletes {
-            switch result.deleteResults[id] {
-            case .success?:
-                sentDeletes.append(id)
-            case .failure(let error)?:
-                if error.isTransient {
-                    transient = error
-                } else if error.code == .unknownItem {
-                    sentDeletes.append(id)
-                } else {
-                    failed.append((id, error))
-                }
-            case nil:
-                break
-            }
-        }
-        try outbox.settle(sent: sentSaves.map(\.recordID) + sentDeletes, failed: failed)
+        try outbox.settle(sent: settled, failed: failed)
         if !sentSaves.isEmpty || !sentDeletes.isEmpty { emit(.sent(saved: sentSaves, deleted: sentDeletes)) }
-        for (id, error) in failed { emit(.sendFailed(id, error)) }
+        for (entry, error) in failed { emit(.sendFailed(entry.recordID, error)) }
         if let transient { throw transient }
         reportStatus(online: true, reason: nil)
         return true

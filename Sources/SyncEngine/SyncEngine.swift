@@ -44,6 +44,7 @@ public final class SyncEngine: Sendable {
     let running = Atomic<Bool>(false)
     let loops = DispatchGroup()
     let lastStatus = Mutex<SyncStatus?>(nil)
+    let fetchState = Mutex(FetchState())
     let idle = NSCondition()
 
     /// Prepares an engine; call `start()` to begin watching and sending.
@@ -121,4 +122,12 @@ public struct SyncEvents: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(engine: engine) }
+}
+
+/// What the fetch loop keeps between batches: the token not yet saved, and the cached subscriptions.
+struct FetchState: Sendable {
+    var unsaved: ChangeToken?
+    var lastSave = Date.distantPast
+    var subscriptions: [Subscription] = []
+    var subscriptionsLoaded: Date?
 }

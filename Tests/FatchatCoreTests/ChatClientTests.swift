@@ -170,11 +170,15 @@ import RecordStore
         try client.setHandle("grace")
         try client.setProfile(firstName: "Grace", lastName: "Hopper", email: "Grace@Example.org", discoverable: nil)
         client.flush()
+        #expect(try client.container.publicDatabase.record(for: client.user)["lastName"] == "Hopper",
+                "outbox: \((try? client.engine.outboxEntries().map { "\($0.state) \($0.record?.fields ?? [:])" }) ?? [])")
         #expect(try client.lookUp("grace").isEmpty)
         #expect(try client.lookUp("grace@example.org").isEmpty)
         try client.setProfile(firstName: nil, lastName: nil, email: nil, discoverable: true)
         client.flush()
-        #expect(try client.lookUp("grace").map(\.lastName) == ["Hopper"])
+        let stored = try client.container.publicDatabase.record(for: client.user)
+        #expect(stored["discoverable"] == 1, "\(stored.fields) outbox: \((try? client.engine.outboxEntries().map(\.state)) ?? [])")
+        #expect(try client.lookUp("grace").map(\.lastName) == ["Hopper"], "\(stored.fields)")
         #expect(try client.lookUp("GRACE@example.org").map(\.handle) == ["grace"])
     }
 

@@ -127,6 +127,22 @@ import Testing
         #expect(stored["last"] == "Hopper")
     }
 
+    @Test func aConditionalDeleteKeepsARecordChangedSinceItWasRead() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        var record = try db.save(Record(recordType: "Note"))
+        let staleTag = try #require(record.recordChangeTag)
+        record["text"] = "changed meanwhile"
+        let changed = try db.save(record)
+        let refused = try db.modifyRecords(saving: [], deleting: [record.recordID], deletingOnlyIfUnchanged: [record.recordID: staleTag])
+        #expect(refused.deleteResults[record.recordID]?.failure?.code == .serverRecordChanged)
+        #expect(try db.record(for: record.recordID)["text"] == "changed meanwhile")
+        let done = try db.modifyRecords(saving: [], deleting: [record.recordID],
+                                        deletingOnlyIfUnchanged: [record.recordID: try #require(changed.recordChangeTag)])
+        #expect(done.partialFailure == nil)
+        #expect((try? db.record(for: record.recordID)) == nil)
+    }
+
     @Test func theSameRecordTwiceInOneOperationIsRefused() throws {
         let dir = try TemporaryDirectory()
         let db = try dir.container().publicDatabase

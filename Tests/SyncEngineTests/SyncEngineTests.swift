@@ -203,7 +203,10 @@ import Testing
             message["text"] = .string(text)
             try writer.publicDatabase.save(message)
         }
-        #expect(collector.collect(timeout: 10) { changedNames($0).contains("m3") })
+        #expect(collector.collect(timeout: 10) { events in
+            changedNames(events).contains("m3") && events.contains { if case .notification = $0 { true } else { false } }
+        })
+        _ = collector.collect(timeout: 0.5) { _ in false }  // anything a second firing would add
         let notifications = collector.received.compactMap { event -> SubscriptionNotification? in
             if case .notification(let n) = event { return n }
             return nil

@@ -84,7 +84,9 @@ public final class ChatClient: Sendable {
         var record = (try? container.publicDatabase.record(for: id)) ?? Record(recordType: ChatSchema.userType, recordID: id)
         if record["handle"] == nil { record["handle"] = .string(handle) }
         change(&record)
-        try engine.send(saving: [record])
+        // Only this user writes their profile, a field at a time: no conflicts with an earlier version of it.
+        try engine.send(saving: [Record(recordType: record.recordType, recordID: id, fields: record.fields, changeTag: nil)],
+                        savePolicy: .changedKeys)
     }
 
     // MARK: Channels

@@ -15,11 +15,13 @@ struct Subscriptions {
         try client.container.publicDatabase.save(Subscription(
             subscriptionID: Self.id(for: channel), recordType: ChatSchema.messageType, predicate: predicate,
             options: [.firesOnRecordCreation], notificationInfo: info))
+        client.engine.subscriptionsChanged()
     }
 
     func unsubscribe(from channel: Channel) throws {
         do {
             try client.container.publicDatabase.deleteSubscription(withID: Self.id(for: channel))
+            client.engine.subscriptionsChanged()
         } catch let error as StoreError where error.code == .unknownItem {
             return
         }

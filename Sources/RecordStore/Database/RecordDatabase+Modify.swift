@@ -11,13 +11,16 @@ extension RecordDatabase {
     ///
     /// In a custom zone the batch is atomic: one failure fails everything, and
     /// the other items get `batchRequestFailed`. Elsewhere each item stands on
-    /// its own. The operation itself throws only for what affects all items:
+    /// its own. `deletingOnlyIfUnchanged` makes a delete conditional on the
+    /// record's change tag (`serverRecordChanged` otherwise), checked inside the
+    /// transaction. The operation itself throws only for what affects all items:
     /// more than 400 items, the same record twice, or an unavailable database.
     public func modifyRecords(
         saving records: [Record],
         deleting recordIDs: [RecordID],
         savePolicy: SavePolicy = .ifServerRecordUnchanged,
-        atomically: Bool? = nil
+        atomically: Bool? = nil,
+        deletingOnlyIfUnchanged expectedTags: [RecordID: String] = [:]
     ) throws -> ModifyResult {
         let total = records.count + recordIDs.count
         guard total <= Self.maximumBatchSize else {
@@ -72,7 +75,7 @@ extension RecordDatabase {
                 for id in deleting {
                     do {
                         let cascaded = try writer.savepoint {
-                            try deleteOne(id, now: now, writer: writer, orphaned: &orphanedAssets)
+                            try deleteOne(id, expectedTag: expectedTags[id], now: now, writer: writer, orphaned: &orphanedAssets)
                         }
                         outcome.deleteResults[id] = .success(())
                         outcome.cascadedDeletions += cascaded
@@ -249,9 +252,14 @@ extension RecordDatabase {
     }
 
     /// Deletes a record and, recursively, the records that hold `deleteSelf` references to it.
-    private func deleteOne(_ id: RecordID, now: Date, writer: any StorageWriter, orphaned: inout Set<String>) throws -> [RecordID] {
+    private func deleteOne(_ id: RecordID, expectedTag: String?, now: Date, writer: any StorageWriter, orphaned: inout Set<String>) throws -> [RecordID] {
         guard let root = try writer.record(id, keys: nil) else {
             throw StoreError(.unknownItem, "There is no record \(id) to delete.")
+        }
+        if let expectedTag, root.recordChangeTag != expectedTag {
+            var error = StoreError(.serverRecordChanged, "\(id) changed since it was fetched; it was not deleted.")
+            error.serverRecord = root
+            throw error
         }
         if scope == .public, root.creatorUserRecordID != user.recordID {
             throw StoreError(.permissionFailure, "\(id) was created by \(root.creatorUserRecordID?.recordName ?? "someone else"); only its creator may delete it.")

@@ -15,6 +15,9 @@ public struct ModifyResult: Sendable {
     /// Records deleted because they held a `deleteSelf` reference to a deleted record.
     public var cascadedDeletions: [RecordID] = []
 
+    /// An empty result, to merge the results of several operations into.
+    public init() {}
+
     /// `partialFailure` carrying each failed item's error, or `nil` if every item succeeded.
     public var partialFailure: StoreError? {
         var errors: [RecordID: StoreError] = [:]
