@@ -54,8 +54,9 @@ import Testing
     }
 
     @Test func handleColoursAreStable() {
-        #expect(HandleColor.index(for: "_1000_alice") == HandleColor.index(for: "_1000_alice"))
-        let colours = Set((0..<50).map { HandleColor.index(for: "user\($0)") })
+        #expect(HandleColor.of(userID: "_1000_alice") == HandleColor.of(userID: "_1000_alice"))
+        #expect(HandleColor.ansi(for: "_1000_alice").hasSuffix(String(HandleColor.of(userID: "_1000_alice") % 8)))
+        let colours = Set((0..<50).map { HandleColor.of(userID: "user\($0)") })
         #expect(colours.count > 6)
     }
 }

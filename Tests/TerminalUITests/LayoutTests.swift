@@ -1,3 +1,4 @@
+import FatchatCore
 import Foundation
 import Testing
 @testable import TerminalUI

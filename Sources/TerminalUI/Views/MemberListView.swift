@@ -1,3 +1,5 @@
+import FatchatCore
+
 /// The member list pane: handles in their colours, sorted by name.
 enum MemberListView {
     static func draw(_ members: [MemberItem], in rect: Rect, on screen: inout Screen) {

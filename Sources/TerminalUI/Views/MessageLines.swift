@@ -1,3 +1,4 @@
+import FatchatCore
 import Foundation
 
 /// A run of text in one style at a column of a message line.
