@@ -55,7 +55,7 @@ import RecordStore
         #expect(oldest.older == nil)
     }
 
-    @Test func onlyTheCreatorDeletesAChannelAndTheDeleteCascades() throws {
+    @Test func theCreatorsDeleteCascadesToEveryonesMessagesAndMemberships() throws {
         let sandbox = try ChatSandbox()
         let alice = try sandbox.client("alice", handle: "alice")
         let bob = try sandbox.client("bob", handle: "bob")
@@ -64,7 +64,7 @@ import RecordStore
         try alice.post("from alice", to: name)
         try bob.post("from bob", to: name)
         alice.flush(); bob.flush()
-        // Both are the same OS user here, so the creator check is made on the record's creator.
+        // Both are the same OS user here; refusing a non-creator is tested end to end with two OS users.
         let channel = try #require(try alice.channel(name))
         #expect(channel.creator == alice.user)
         try alice.deleteChannel(name)

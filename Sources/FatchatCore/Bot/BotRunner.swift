@@ -146,7 +146,7 @@ public final class BotRunner {
             }
         case .notification(let text, let channel, let id, _):
             if options.json { say(output.event("notification", ["text": text, "channel": channel ?? "", "id": id.recordName])) }
-        case .sendFailed(let id, let error, _):
+        case .sendFailed(let id, let error):
             report("Could not send \(id.recordName): \(error.message) It stays in the outbox, with its text, until it is retried or discarded.")
         default:
             break

@@ -18,7 +18,7 @@ public enum ChatEvent: Sendable {
     /// A subscription of mine matched: the alert text, rendered from its notification info.
     case notification(text: String, channel: String?, recordID: RecordID, badge: Bool)
     /// Something I sent failed for good; it stays in the outbox until retried or discarded.
-    case sendFailed(RecordID, StoreError, text: String?)
+    case sendFailed(RecordID, StoreError)
     /// Something I sent reached the public database.
     case sent(RecordID)
     /// Connectivity and outbox counts.
@@ -29,7 +29,7 @@ public enum ChatEvent: Sendable {
 
 extension ChatEvent {
     /// The chat's reading of one sync event.
-    public static func from(_ event: SyncEvent, outbox: [RecordID: String] = [:]) -> [ChatEvent] {
+    public static func from(_ event: SyncEvent) -> [ChatEvent] {
         switch event {
         case .recordsChanged(let records):
             return records.compactMap { record in
@@ -55,7 +55,7 @@ extension ChatEvent {
         case .sent(let saved, let deleted):
             return saved.map { .sent($0.recordID) } + deleted.map { .sent($0) }
         case .sendFailed(let id, let error):
-            return [.sendFailed(id, error, text: outbox[id])]
+            return [.sendFailed(id, error)]
         case .status(let status):
             return [.status(status)]
         case .changeTokenExpired:

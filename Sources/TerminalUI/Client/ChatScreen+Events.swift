@@ -23,7 +23,7 @@ extension ChatScreen {
         case .notification(let text, let channel, _, _):
             guard let channel, channel.lowercased() != session.current?.key else { return }
             state.banner = Banner(text: text, expiresAt: Date().addingTimeInterval(options.bannerSeconds))
-        case .sendFailed(let id, let error, _):
+        case .sendFailed(let id, let error):
             mark(id, .failed)
             notice("not sent: \(error.message) (it stays in the outbox)")
             refreshStatusCounts()

@@ -142,7 +142,7 @@ public final class ChatScreen {
                         createdAt: channel.created, isCurrent: channel.name == session.current)
         }
         if let current {
-            state.title = ChannelTitle(name: "#" + current.name.display, topic: current.topic, memberCount: state.title?.name == "#" + current.name.display ? state.title?.memberCount ?? 0 : 0)
+            state.title = ChannelTitle(name: "#" + current.name.display, topic: current.topic, memberCount: state.members.count)
         } else {
             state.title = nil
         }
@@ -153,7 +153,6 @@ public final class ChatScreen {
         memberHandles = members.map(\.handle)
         state.members = members.map { MemberItem(handle: $0.handle, userID: $0.user.recordName) }
         refreshChannelList()
-        state.title?.memberCount = members.count
     }
 
     func markRead(_ name: ChannelName) {
