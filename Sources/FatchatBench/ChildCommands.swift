@@ -44,8 +44,10 @@ struct EnginePost: ParsableCommand {
         try client.join(name)
         guard client.engine.waitUntilSent(timeout: 60) else { throw BenchError("The join of \(name) was not sent within 60 s.") }
         waitForGo()
+        let cpu = CPUMeter()
         for i in 0..<count { try client.post("\(handle) message \(i)", to: name) }
         guard client.engine.waitUntilSent(timeout: 300) else { throw BenchError("\(handle): the outbox did not empty within 300 s.") }
+        cpu.report()
         say("done")
     }
 }
@@ -60,12 +62,14 @@ struct RawPost: ParsableCommand {
     func run() throws {
         let queue = try RawSQLite.open(database)
         waitForGo()
+        let cpu = CPUMeter()
         for i in 0..<count {
             try queue.inTransaction(.immediate) { db in
                 try RawSQLite.insert(db, name: "\(handle)-\(i)", channel: "channel.bench-post", handle: handle, text: "\(handle) message \(i)")
                 return .commit
             }
         }
+        cpu.report()
         say("done")
     }
 }

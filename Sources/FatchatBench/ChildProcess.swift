@@ -129,6 +129,16 @@ func cpuSeconds(pid: Int32) -> Double? {
     return (utime + stime) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
+/// In a child: the CPU time this process spends from now on, printed as `cpu SECONDS`.
+struct CPUMeter {
+    private let start = cpuSeconds(pid: getpid())
+
+    func report() {
+        guard let start, let now = cpuSeconds(pid: getpid()) else { return }
+        say("cpu \(now - start)")
+    }
+}
+
 /// VmRSS and VmHWM of this process in MB, from /proc/self/status.
 func memoryMB() -> (rss: Double, hwm: Double) {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""

@@ -11,6 +11,7 @@ struct PostBenchmark {
 
     func run(into report: inout Report) throws {
         var engineRates: [Double] = [], rawRates: [Double] = []
+        var engineCPU: [Double] = [], rawCPU: [Double] = []
         var lost = 0
         for run in 0..<runs {
             let directory = work.appendingPathComponent("post-\(run)")
@@ -21,13 +22,15 @@ struct PostBenchmark {
             let engineFirst = run % 2 == 0
             for side in engineFirst ? [true, false] : [false, true] {
                 if side {
-                    let (rate, missing) = try engineRun(in: directory)
-                    engineRates.append(rate)
-                    lost += missing
+                    let side = try engineRun(in: directory)
+                    engineRates.append(side.rate)
+                    engineCPU.append(side.cpuPerMessage)
+                    lost += side.missing
                 } else {
-                    let (rate, missing) = try rawRun(in: directory)
-                    rawRates.append(rate)
-                    lost += missing
+                    let side = try rawRun(in: directory)
+                    rawRates.append(side.rate)
+                    rawCPU.append(side.cpuPerMessage)
+                    lost += side.missing
                 }
             }
         }
@@ -39,13 +42,23 @@ struct PostBenchmark {
         report.add(Figure(id: "post.ratio", label: "post throughput, engine ÷ raw SQLite", value: engine / raw * 100, unit: "%",
                           target: .atLeast(50, "%"), runs: runs,
                           note: "Median engine rate over median raw rate; raw: WAL, synchronous=NORMAL, BEGIN IMMEDIATE, \(processes) processes."))
+        report.add(Figure(id: "post.cpu", label: "post CPU time per message, all posting processes", value: median(engineCPU) * 1000, unit: "ms",
+                          baseline: median(rawCPU) * 1000, baselineLabel: "raw SQLite, 1 row/txn", distribution: Distribution(engineCPU.map { $0 * 1000 }),
+                          runs: runs, note: "User + system time of the posting processes from go to done, over the messages posted."))
         report.add(Figure(id: "post.lost", label: "messages lost, engine and raw (all runs)", value: Double(lost), unit: "msgs",
                           target: .atMost(0, "msgs"), runs: runs,
                           note: "Counted in the database after each run: expected \(total) per side per run."))
     }
 
-    /// Returns messages per second and how many of them are missing from the public database.
-    private func engineRun(in directory: URL) throws -> (Double, Int) {
+    /// What one side of one run measured.
+    private struct Side {
+        var rate: Double
+        var cpuPerMessage: Double
+        var missing: Int
+    }
+
+    /// Posts through the engine; counts what reached the public database.
+    private func engineRun(in directory: URL) throws -> Side {
         let containerURL = directory.appendingPathComponent("container")
         // The parent creates the container and channel first, so the children do not race on creating them.
         let container = try Container(url: containerURL, options: Container.Options(privateDataDirectory: directory.appendingPathComponent("private-parent")))
@@ -55,25 +68,24 @@ struct PostBenchmark {
             try Child(["engine-post", "--container", containerURL.path, "--private-data", directory.appendingPathComponent("private-\(k)").path,
                        "--channel", channel.display, "--count", "\(postsPerProcess)", "--handle", "poster\(k)"])
         }
-        let seconds = try timeTogether(children)
-        let stored = try HandSQL(container: containerURL).queue.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE type = 'Message'") ?? 0
+        return try runTogether(children) {
+            try HandSQL(container: containerURL).queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE type = 'Message'") ?? 0
+            }
         }
-        return (Double(processes * postsPerProcess) / seconds, processes * postsPerProcess - stored)
     }
 
-    private func rawRun(in directory: URL) throws -> (Double, Int) {
+    private func rawRun(in directory: URL) throws -> Side {
         let path = directory.appendingPathComponent("raw.sqlite").path
         try RawSQLite.create(path)
         let children = try (0..<processes).map { k in
             try Child(["raw-post", "--database", path, "--count", "\(postsPerProcess)", "--handle", "poster\(k)"])
         }
-        let seconds = try timeTogether(children)
-        return (Double(processes * postsPerProcess) / seconds, processes * postsPerProcess - (try RawSQLite.count(path)))
+        return try runTogether(children) { try RawSQLite.count(path) }
     }
 
-    /// Releases the children together and returns the seconds until the last one is done.
-    private func timeTogether(_ children: [Child]) throws -> Double {
+    /// Releases the children together, times them until the last one is done, and counts what was stored.
+    private func runTogether(_ children: [Child], countStored: () throws -> Int) throws -> Side {
         try startTogether(children, timeout: 120)
         let start = Clock.monotonic()
         for child in children where !child.waitFor(line: "done", timeout: 600) {
@@ -84,6 +96,8 @@ struct PostBenchmark {
         for child in children where child.finish(timeout: 60) != 0 {
             throw BenchError("A posting process (pid \(child.pid)) exited badly after it was done; its last output: \(child.output.suffix(3))")
         }
-        return seconds
+        let total = processes * postsPerProcess
+        let cpu = children.compactMap { $0.values(for: "cpu").last.flatMap(Double.init) }.reduce(0, +)
+        return Side(rate: Double(total) / seconds, cpuPerMessage: cpu / Double(total), missing: total - (try countStored()))
     }
 }

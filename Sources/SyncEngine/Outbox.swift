@@ -27,6 +27,64 @@ public struct OutboxEntry: Sendable {
     public var savePolicy: SavePolicy = .ifServerRecordUnchanged
     /// Orders entries: earlier first.
     var order: Int64
+    /// The outbox record as it was read; its change tag tells whether the entry was replaced since.
+    var item: Record
+}
+
+/// Entries the sender is done with (sent, or failed for good) whose outbox records
+/// are not yet removed or marked, with the events that report them.
+///
+/// The sender gathers them and settles them in one private commit when it runs
+/// out of work, has gathered a batch, or has held them for a tenth of a second,
+/// instead of one commit per batch sent; the events go out after that commit,
+/// so whoever sees `sent` finds the outbox without the entry. Until then the
+/// entries still read as pending, so the sender skips them itself; a crash in
+/// between resends them, and the resend is recognized as already sent.
+struct Settlement {
+    /// By outbox record: the latest entry handled for it, and its failure if it failed.
+    private(set) var handled: [RecordID: (entry: OutboxEntry, error: StoreError?)] = [:]
+    private(set) var saved: [Record] = []
+    private(set) var deleted: [RecordID] = []
+    private var since: ContinuousClock.Instant?
+
+    var count: Int { handled.count }
+    var isEmpty: Bool { handled.isEmpty }
+
+    /// Whether to settle now: a batch is gathered, or the oldest entry has waited long enough.
+    var isDue: Bool {
+        count >= RecordDatabase.maximumBatchSize || since.map { ContinuousClock.now - $0 >= .milliseconds(100) } == true
+    }
+
+    /// An entry that was sent; `saved` is the record as stored, `nil` for a delete.
+    mutating func sent(_ entry: OutboxEntry, saved record: Record?) {
+        add(entry, failure: nil)
+        if let record { saved.append(record) } else { deleted.append(entry.recordID) }
+    }
+
+    mutating func failed(_ entry: OutboxEntry, _ error: StoreError) {
+        add(entry, failure: error)
+    }
+
+    private mutating func add(_ entry: OutboxEntry, failure: StoreError?) {
+        if since == nil { since = .now }
+        handled[entry.item.recordID] = (entry, failure)
+    }
+
+    /// Whether this very entry (not a later replacement of it) was handled already.
+    func contains(_ entry: OutboxEntry) -> Bool {
+        handled[entry.item.recordID]?.entry.item.recordChangeTag == entry.item.recordChangeTag
+    }
+
+    /// The events that report what was settled: what was sent, then each failure.
+    var events: [SyncEvent] {
+        var events: [SyncEvent] = []
+        if !saved.isEmpty || !deleted.isEmpty { events.append(.sent(saved: saved, deleted: deleted)) }
+        let failures = handled.values.compactMap { handled in handled.error.map { (entry: handled.entry, error: $0) } }
+        for failure in failures.sorted(by: { $0.entry.order < $1.entry.order }) {
+            events.append(.sendFailed(failure.entry.recordID, failure.error))
+        }
+        return events
+    }
 }
 
 /// The durable outbox: a custom zone of the private database, one record per target record.
@@ -111,8 +169,7 @@ struct Outbox: Sendable {
     /// How many entries wait, and how many failed for good; without loading their fields.
     func counts() throws -> (pending: Int, failed: Int) {
         func count(_ state: String) throws -> Int {
-            try database.records(matching: try query(state: state), inZone: Self.zone, desiredKeys: [],
-                                 resultsLimit: RecordDatabase.maximumResultsLimit).records.count
+            try database.countRecords(matching: try query(state: state), inZone: Self.zone)
         }
         return (try count("pending"), try count("failed"))
     }
@@ -122,37 +179,33 @@ struct Outbox: Sendable {
               sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
     }
 
-    /// Removes sent entries and marks failed ones.
+    /// Removes the sent entries and marks the failed ones, in one commit per 400.
     ///
     /// Only entries that are still the ones that were sent: a change queued for
     /// the same record while the send was under way replaced the entry (a new
-    /// `order`), and it must stay to be sent in its turn.
-    func settle(sent: [OutboxEntry], failed: [(OutboxEntry, StoreError)]) throws {
-        let all = sent + failed.map(\.0)
-        guard !all.isEmpty else { return }
-        let current = try database.records(for: all.map { itemID($0.recordID) })
-        func unchanged(_ entry: OutboxEntry) -> Record? {
-            guard case .success(let item)? = current[itemID(entry.recordID)], item["order"]?.int64Value == entry.order else { return nil }
-            return item
-        }
+    /// change tag), and it must stay to be sent in its turn. Both the deletes
+    /// and the marks are conditional on the tag read with the entry, checked in
+    /// the transaction. Not atomic: another process of the same user may have
+    /// settled an entry already.
+    func settle(_ settlement: Settlement) throws {
         var marked: [Record] = []
-        for (entry, error) in failed {
-            guard var item = unchanged(entry) else { continue }
-            item["state"] = "failed"
-            item["errorCode"] = .string(error.code.rawValue)
-            item["errorMessage"] = .string(error.message)
-            marked.append(item)
-        }
         var tags: [RecordID: String] = [:]
-        for entry in sent { if let tag = unchanged(entry)?.recordChangeTag { tags[itemID(entry.recordID)] = tag } }
+        for (id, handled) in settlement.handled {
+            if let error = handled.error {
+                var item = handled.entry.item
+                item["state"] = "failed"
+                item["errorCode"] = .string(error.code.rawValue)
+                item["errorMessage"] = .string(error.message)
+                marked.append(item)
+            } else if let tag = handled.entry.item.recordChangeTag {
+                tags[id] = tag
+            }
+        }
         let removals = Array(tags.keys)
-        guard !marked.isEmpty || !removals.isEmpty else { return }
-        for start in stride(from: 0, to: max(marked.count, removals.count), by: RecordDatabase.maximumBatchSize / 2) {
-            let saves = Array(marked.dropFirst(start).prefix(RecordDatabase.maximumBatchSize / 2))
-            let deletes = Array(removals.dropFirst(start).prefix(RecordDatabase.maximumBatchSize / 2))
-            // Saves keep their change tags, so an entry replaced since the read above is not overwritten.
-            // Not atomic: another process of the same user may have removed an entry already.
-            // Deletes carry the tags read above: an entry replaced in between is kept (checked in the transaction).
+        let size = RecordDatabase.maximumBatchSize
+        for start in stride(from: 0, to: marked.count + removals.count, by: size) {
+            let saves = Array(marked.dropFirst(start).prefix(size))
+            let deletes = Array(removals.dropFirst(max(0, start - marked.count)).prefix(size - saves.count))
             _ = try database.modifyRecords(saving: saves, deleting: deletes, atomically: false, deletingOnlyIfUnchanged: tags)
         }
     }
@@ -230,6 +283,6 @@ struct Outbox: Sendable {
         }
         let policy = item["policy"]?.stringValue.flatMap(SavePolicy.init(rawValue:)) ?? .ifServerRecordUnchanged
         return OutboxEntry(recordID: target, recordType: type, operation: op, state: state, record: record,
-                           savePolicy: policy, order: item["order"]?.int64Value ?? 0)
+                           savePolicy: policy, order: item["order"]?.int64Value ?? 0, item: item)
     }
 }

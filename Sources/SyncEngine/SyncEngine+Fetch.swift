@@ -70,16 +70,16 @@ extension SyncEngine {
                 if needsFetch {
                     token = try fetchAll(from: token)
                     needsFetch = false
-                    reportStatus(online: true, reason: nil)
+                    reportStatus(online: true, reason: nil, recount: false)
                 }
             } catch let error as StoreError {
                 signal = nil
                 needsFetch = true
-                reportStatus(online: false, reason: error.message)
+                reportStatus(online: false, reason: error.message, recount: false)
             } catch {
                 signal = nil
                 needsFetch = true
-                reportStatus(online: false, reason: "\(error)")
+                reportStatus(online: false, reason: "\(error)", recount: false)
             }
             if !isRunning { break }
             if !needsFetch, fetchState.withLock({ $0.unsaved != nil }) {

@@ -49,34 +49,49 @@ extension SyncEngine {
 
     func sendLoop() {
         var backoff = configuration.initialBackoff
+        var settlement = Settlement()
         while isRunning {
-            let delay: Double
+            var progressed = false
+            var failure: String?
             do {
-                let progressed = try sendBatch()
-                backoff = configuration.initialBackoff
-                delay = progressed ? 0 : 5
+                progressed = try sendBatch(adding: &settlement)
+                if !settlement.isEmpty, !progressed || settlement.isDue { try settle(&settlement) }
             } catch let error as StoreError {
-                reportStatus(online: false, reason: error.message)
-                delay = backoff
-                backoff = min(backoff * 2, configuration.maximumBackoff)
+                failure = error.message
             } catch {
-                reportStatus(online: false, reason: "\(error)")
-                delay = backoff
-                backoff = min(backoff * 2, configuration.maximumBackoff)
+                failure = "\(error)"
             }
+            if let failure {
+                // What was sent before the failure is still settled, and reported.
+                if !settlement.isEmpty { try? settle(&settlement) }
+                reportStatus(online: false, reason: failure)
+            }
+            let delay = failure != nil ? backoff : progressed ? 0 : 5
+            backoff = failure != nil ? min(backoff * 2, configuration.maximumBackoff) : configuration.initialBackoff
             idle.lock()
             idle.broadcast()
             idle.unlock()
             if delay > 0, isRunning { _ = sendWake.wait(timeout: delay) }
         }
+        if !settlement.isEmpty { try? settle(&settlement) }
     }
 
-    /// Sends up to one batch. Returns whether there was anything to send.
+    /// Writes what the sender is done with to the outbox, then reports it.
+    private func settle(_ settlement: inout Settlement) throws {
+        try outbox.settle(settlement)
+        for event in settlement.events { emit(event) }
+        settlement = Settlement()
+        reportStatus(online: true, reason: nil)
+    }
+
+    /// Sends up to one batch of the pending entries that `settlement` does not hold yet,
+    /// and adds what it sent or what failed for good to it. Returns whether there was anything to send.
     /// Throws when the whole batch hit a transient failure, so the loop backs off.
-    private func sendBatch() throws -> Bool {
-        let entries = try outbox.pending(limit: RecordDatabase.maximumBatchSize)
+    private func sendBatch(adding settlement: inout Settlement) throws -> Bool {
+        let limit = RecordDatabase.maximumBatchSize
+        let handled = settlement
+        let entries = Array(try outbox.pending(limit: limit + handled.count).lazy.filter { !handled.contains($0) }.prefix(limit))
         guard !entries.isEmpty else { return false }
-        let saves = entries.compactMap(\.record)
         let deletes = entries.filter { $0.operation == .delete }.map(\.recordID)
         // One operation per save policy; deletes go with the first.
         var result = ModifyResult()
@@ -90,25 +105,19 @@ extension SyncEngine {
             result.deleteResults.merge(part.deleteResults) { $1 }
         }
 
-        var sentSaves: [Record] = []
-        var sentDeletes: [RecordID] = []
-        var settled: [OutboxEntry] = []
-        var failed: [(OutboxEntry, StoreError)] = []
         var transient: StoreError?
         for entry in entries {
             if let record = entry.record {
                 switch result.saveResults[record.recordID] {
                 case .success(let saved)?:
-                    sentSaves.append(saved)
-                    settled.append(entry)
+                    settlement.sent(entry, saved: saved)
                 case .failure(let error)?:
                     if error.isTransient {
                         transient = error
                     } else if let server = alreadySent(record, error) {
-                        sentSaves.append(server)
-                        settled.append(entry)
+                        settlement.sent(entry, saved: server)
                     } else {
-                        failed.append((entry, error))
+                        settlement.failed(entry, error)
                     }
                 case nil:
                     break
@@ -116,27 +125,21 @@ extension SyncEngine {
             } else {
                 switch result.deleteResults[entry.recordID] {
                 case .success?:
-                    sentDeletes.append(entry.recordID)
-                    settled.append(entry)
+                    settlement.sent(entry, saved: nil)
                 case .failure(let error)?:
                     if error.isTransient {
                         transient = error
                     } else if error.code == .unknownItem {
-                        sentDeletes.append(entry.recordID)
-                        settled.append(entry)
+                        settlement.sent(entry, saved: nil)
                     } else {
-                        failed.append((entry, error))
+                        settlement.failed(entry, error)
                     }
                 case nil:
                     break
                 }
             }
         }
-        try outbox.settle(sent: settled, failed: failed)
-        if !sentSaves.isEmpty || !sentDeletes.isEmpty { emit(.sent(saved: sentSaves, deleted: sentDeletes)) }
-        for (entry, error) in failed { emit(.sendFailed(entry.recordID, error)) }
         if let transient { throw transient }
-        reportStatus(online: true, reason: nil)
         return true
     }
 
@@ -165,10 +168,15 @@ extension SyncEngine {
     // MARK: Status
 
     /// Emits a status event when connectivity or the outbox counts changed.
-    /// `online: nil` keeps the last known connectivity.
-    func reportStatus(online: Bool?, reason: String?) {
-        let counts = (try? outbox.counts()) ?? (pending: 0, failed: 0)
+    /// `online: nil` keeps the last known connectivity. The fetch loop passes
+    /// `recount: false`: fetching does not change the outbox, so the last
+    /// counts stand, and counting on every fetch would cost every client two
+    /// queries per commit anyone makes.
+    func reportStatus(online: Bool?, reason: String?, recount: Bool = true) {
+        let needsCount = recount || lastStatus.withLock { $0 == nil }
+        let fresh = needsCount ? ((try? outbox.counts()) ?? (pending: 0, failed: 0)) : nil
         let changed: SyncStatus? = lastStatus.withLock { last in
+            let counts = fresh ?? (pending: last?.pending ?? 0, failed: last?.failed ?? 0)
             let isOnline = online ?? last?.online ?? true
             let status = SyncStatus(online: isOnline, pending: counts.pending, failed: counts.failed,
                                     reason: isOnline ? nil : (reason ?? last?.reason))

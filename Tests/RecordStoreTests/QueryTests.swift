@@ -122,6 +122,33 @@ struct QueryTests {
         #expect(try db.records(matching: byID).records.map(\.recordID.zoneID.zoneName) == ["work"])
     }
 
+    @Test func countingMatchesWhatTheQueryReturns() throws {
+        let temp = try TemporaryContainer()
+        let db = temp.container.publicDatabase
+        let channels = try seedMessages(db, count: 300, channels: 3, creator: temp.container.currentUserRecordID)
+        try db.setIndexes(.queryable, forField: "channel", ofType: "Message")
+        try db.setIndexes(.searchable, forField: "text", ofType: "Message")
+        let queries = [
+            Query(recordType: "Message"),
+            Query(recordType: "Message", predicate: try QueryPredicate(format: "channel == %@", channels[1])),
+            Query(recordType: "Message", predicate: try QueryPredicate(format: "channel == %@ AND seq < 100", channels[2])),
+            Query(recordType: "Message", predicate: try QueryPredicate(format: "self CONTAINS '7'")),
+            Query(recordType: "Channel"),
+            Query(recordType: "Nothing"),
+        ]
+        let counts = try queries.map { try db.countRecords(matching: $0) }
+        #expect(counts == [300, 100, 33, try db.records(matching: queries[3], resultsLimit: 1000).records.count, 3, 0])
+        #expect(counts[3] > 0)
+        #expect((try? db.countRecords(matching: Query(recordType: "bad type"))) == nil)
+
+        let privateDB = temp.container.privateDatabase
+        try privateDB.saveZone(ZoneID(zoneName: "work"))
+        try privateDB.save(Record(recordType: "Task", recordID: RecordID(recordName: "t", zoneID: ZoneID(zoneName: "work"))))
+        try privateDB.save(Record(recordType: "Task", recordID: RecordID(recordName: "t")))
+        #expect(try privateDB.countRecords(matching: Query(recordType: "Task")) == 2)
+        #expect(try privateDB.countRecords(matching: Query(recordType: "Task"), inZone: ZoneID(zoneName: "work")) == 1)
+    }
+
     @Test func misuseIsRefusedWithInvalidArguments() throws {
         let temp = try TemporaryContainer()
         let db = temp.container.publicDatabase

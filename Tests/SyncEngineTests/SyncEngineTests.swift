@@ -61,6 +61,35 @@ import Testing
         })
     }
 
+    @Test func aSentEventComesOnlyOnceItsEntriesAreGoneFromTheOutbox() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        let engine = try SyncEngine(container: container, configuration: .testing())
+        engine.start()
+        defer { engine.stop() }
+        // A burst while the sender runs, so that it sends several batches and settles them together.
+        let ids = (0..<300).map { RecordID(recordName: "burst-\($0)") }
+        for id in ids { try engine.send(saving: [Record(recordType: "Message", recordID: id)]) }
+
+        var collector = EventCollector(engine: engine)
+        var reported: Set<RecordID> = []
+        var stillQueued: [RecordID] = []
+        var seen = 0
+        #expect(collector.collect(timeout: 30) { events in
+            for case .sent(let saved, _) in events.dropFirst(seen) {
+                for record in saved {
+                    reported.insert(record.recordID)
+                    if (try? engine.state(of: record.recordID)) != .sent { stillQueued.append(record.recordID) }
+                }
+            }
+            seen = events.count
+            return reported.count == ids.count
+        }, "reported \(reported.count) of \(ids.count)")
+        #expect(stillQueued.isEmpty, "reported sent while still in the outbox: \(stillQueued.prefix(5))")
+        #expect(try engine.outboxEntries().isEmpty)
+        #expect(try container.publicDatabase.fetchChanges(since: nil).changes.count == ids.count)
+    }
+
     @Test func theOutboxSurvivesARestartAndIsSentThen() throws {
         let dir = try TemporaryDirectory()
         do {

@@ -25,9 +25,22 @@ extension ChatClient {
     }
 
     /// The channel, after joining it if this user is not a member yet.
+    ///
+    /// What was found is trusted for a second, so that a burst of posts (a bot,
+    /// a paste) does not read the channel and the membership again for each
+    /// line. A channel deleted by another client within that second fails at
+    /// send time instead, with a `sendFailed` event, as its reference is gone.
     private func joinedChannel(_ name: ChannelName) throws -> Channel {
-        if let channel = try self.channel(name), try isMember(of: channel) { return channel }
-        return try join(name).channel
+        let now = ContinuousClock.now
+        if let recent = recentlyJoined.withLock({ $0[name] }), now - recent.seen < .seconds(1) { return recent.channel }
+        let channel: Channel
+        if let existing = try self.channel(name), try isMember(of: existing) {
+            channel = existing
+        } else {
+            channel = try join(name).channel
+        }
+        recentlyJoined.withLock { $0[name] = (channel, now) }
+        return channel
     }
 
     func checkText(_ text: String) throws(CommandError) {

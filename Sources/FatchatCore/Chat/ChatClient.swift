@@ -16,6 +16,8 @@ public final class ChatClient: Sendable {
     private let handleOverride: String?
     /// Messages this process queued, so that a bot does not echo its own.
     private let queuedHere = Mutex<Set<RecordID>>([])
+    /// Channels this process found itself a member of, and when; see `joinedChannel`.
+    let recentlyJoined = Mutex<[ChannelName: (channel: Channel, seen: ContinuousClock.Instant)]>([:])
 
     /// Opens the chat on `container`; `handle` overrides the saved handle for this run.
     public init(container: Container, handle: String? = nil, configuration: SyncEngine.Configuration = SyncEngine.Configuration()) throws {
@@ -173,6 +175,7 @@ public final class ChatClient: Sendable {
 
     /// Leaves a channel: removes the membership and the subscription.
     public func leave(_ name: ChannelName) throws {
+        recentlyJoined.withLock { _ = $0.removeValue(forKey: name) }
         let channel = try existingChannel(name)
         try engine.send(deleting: [Member.recordID(channel: channel.name, user: user)])
         try Subscriptions(client: self).unsubscribe(from: channel)
@@ -180,6 +183,7 @@ public final class ChatClient: Sendable {
 
     /// Deletes a channel with its messages and memberships; only its creator may.
     public func deleteChannel(_ name: ChannelName) throws {
+        recentlyJoined.withLock { _ = $0.removeValue(forKey: name) }
         let channel = try existingChannel(name)
         guard channel.creator == user else {
             throw CommandError("Only the creator of \(name) (\(channel.creator?.recordName ?? "someone else")) can delete it.")

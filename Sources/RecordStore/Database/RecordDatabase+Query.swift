@@ -34,6 +34,16 @@ extension RecordDatabase {
         return QueryResult(records: rows.map(\.record), cursor: next)
     }
 
+    /// How many records a query matches, without loading them; `zone` limits it to one zone.
+    ///
+    /// CloudKit has no such call; it is here for counts such as an outbox's
+    /// length, which would otherwise load every record to count them.
+    public func countRecords(matching query: Query, inZone zone: ZoneID? = nil) throws -> Int {
+        try Identifier.checkRecordType(query.recordType)
+        if let zone { try checkZone(zone) }
+        return try storage.read { try $0.countRecords(matching: query, zone: zone?.zoneName) }
+    }
+
     /// Continues a query from `cursor`, with the cursor's own query and zone.
     public func records(continuing cursor: QueryCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 100) throws -> QueryResult {
         try records(matching: cursor.query, inZone: cursor.zone, desiredKeys: desiredKeys, resultsLimit: resultsLimit, cursor: cursor)

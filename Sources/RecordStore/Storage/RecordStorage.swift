@@ -55,6 +55,8 @@ protocol StorageReader {
     func prunedThrough() throws -> Int64
     /// One page of a query's matching records, in order, each with its position for a cursor.
     func records(matching request: QueryRequest) throws -> [(record: Record, position: QueryPosition)]
+    /// How many records a query matches.
+    func countRecords(matching query: Query, zone: String?) throws -> Int
     /// The index marks of a record type's fields.
     func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions]
     /// The stored subscriptions of one owner, as the text the database layer saved.

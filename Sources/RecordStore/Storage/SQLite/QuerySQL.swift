@@ -28,15 +28,28 @@ struct QuerySQL {
         let sorts = request.query.sortDescriptors
         var columns = "id, zone, name, type, fields, created, modified, creator, modifier, tag"
         for (i, sort) in sorts.enumerated() { columns += ", " + builder.sortExpression(sort.key) + " AS s\(i)" }
-        var sql = "SELECT \(columns) FROM record WHERE type = " + builder.bind(request.query.recordType)
-        if let zone = request.zone { sql += " AND zone = " + builder.bind(zone) }
-        let predicate = builder.compile(request.query.predicate.root, negated: false)
-        if predicate != "1" { sql += " AND " + predicate }
+        var sql = "SELECT \(columns) FROM record WHERE " + builder.matching(request.query, zone: request.zone)
         if let after = request.after { sql += " AND " + builder.after(after, sorts: sorts) }
         let idAscending = sorts.last?.ascending ?? true
         let order = sorts.map { builder.sortExpression($0.key) + ($0.ascending ? " ASC" : " DESC") } + ["id" + (idAscending ? " ASC" : " DESC")]
         sql += " ORDER BY " + order.joined(separator: ", ") + " LIMIT " + builder.bind(Int64(request.limit))
         return (sql, StatementArguments(builder.arguments))
+    }
+
+    /// The COUNT of the records a query matches, in one zone or all.
+    static func count(_ query: Query, zone: String?, searchableKeys: [String]) -> (sql: String, arguments: StatementArguments) {
+        var builder = QuerySQL(searchableKeys: searchableKeys)
+        let sql = "SELECT count(*) FROM record WHERE " + builder.matching(query, zone: zone)
+        return (sql, StatementArguments(builder.arguments))
+    }
+
+    /// The WHERE condition of a query: its type, the zone, and its predicate.
+    private mutating func matching(_ query: Query, zone: String?) -> String {
+        var condition = "type = " + bind(query.recordType)
+        if let zone { condition += " AND zone = " + bind(zone) }
+        let predicate = compile(query.predicate.root, negated: false)
+        if predicate != "1" { condition += " AND " + predicate }
+        return condition
     }
 
     private mutating func bind(_ value: some DatabaseValueConvertible) -> String {

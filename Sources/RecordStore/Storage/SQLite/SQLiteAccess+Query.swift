@@ -18,6 +18,11 @@ extension SQLiteAccess {
         }
     }
 
+    func countRecords(matching query: Query, zone: String?) throws -> Int {
+        let (sql, arguments) = QuerySQL.count(query, zone: zone, searchableKeys: try searchableKeys(of: query.recordType))
+        return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
+    }
+
     /// The query plan SQLite picks for a query, one line per step (for tests and diagnostics).
     func queryPlan(_ request: QueryRequest) throws -> [String] {
         let (sql, arguments) = QuerySQL.select(request, searchableKeys: try searchableKeys(of: request.query.recordType))
