@@ -90,6 +90,38 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
+    @Test func anOlderFileGetsPartialFieldIndexesOnOpen() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        let db = container.publicDatabase
+        try db.setIndexes(.queryable, forField: "channel", ofType: "Message")
+        for i in 0..<20 {
+            var message = Record(recordType: "Message", recordID: RecordID(recordName: "m\(i)"))
+            message["channel"] = .string(i.isMultiple(of: 2) ? "even" : "odd")
+            try db.save(message)
+            try db.save(Record(recordType: "Note", recordID: RecordID(recordName: "n\(i)")))
+        }
+        // Put the file back as the previous format left it: an index over every record, and no v3.
+        let path = container.url.appendingPathComponent("public.sqlite").path
+        let index = "\"record_q:Message:channel\""
+        func indexSQL() throws -> String? {
+            try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "SELECT sql FROM sqlite_master WHERE name = 'record_q:Message:channel'") }
+        }
+        #expect(try indexSQL()?.hasSuffix("WHERE type = 'Message'") == true)
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "DROP INDEX \(index)")
+            try db.execute(sql: "CREATE INDEX \(index) ON record (type, json_extract(fields, '$.channel.v'), created)")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v3-partial-field-indexes'")
+        }
+        #expect(try indexSQL()?.contains("WHERE") == false)
+
+        let reopened = try dir.container()
+        #expect(try indexSQL()?.hasSuffix("WHERE type = 'Message'") == true)
+        let even = Query(recordType: "Message", predicate: try QueryPredicate(format: "channel == 'even'"))
+        #expect(try reopened.publicDatabase.countRecords(matching: even) == 10)
+        #expect(try reopened.publicDatabase.indexes(ofType: "Message") == ["channel": .queryable])
+    }
+
     @Test(arguments: [JournalMode.local, .network])
     func aCorruptFileIsABadDatabaseAndNeverOverwritten(mode: JournalMode) throws {
         let dir = try TemporaryDirectory()

@@ -56,21 +56,34 @@ extension SQLiteAccess {
                 ON CONFLICT (type, key) DO UPDATE SET options = excluded.options
                 """, arguments: [recordType, key, options.rawValue])
         }
-        // Names and JSON paths are spliced here, never values: both passed `Identifier` above.
+        try Self.indexField(db, key: key, recordType: recordType, options: options)
+        if before.contains(.searchable) != options.contains(.searchable) {
+            try reindexSearchText(recordType: recordType)
+        }
+    }
+
+    /// Creates or drops a field's indexes to match its marks.
+    ///
+    /// The indexes are partial, over the records of the field's type only:
+    /// otherwise every record of every type would get an entry (a NULL) in
+    /// every type's field indexes, and pay for it on each save. Queries bind
+    /// the type as a parameter, and SQLite still picks a partial index then,
+    /// because it plans with the bound value. Names, JSON paths and the type
+    /// are spliced here, never values: the key and the type passed `Identifier`,
+    /// which allows only letters, digits and `_`.
+    static func indexField(_ db: GRDB.Database, key: String, recordType: String, options: FieldIndexOptions) throws {
+        let rows = "WHERE type = '\(recordType)'"
         let queryable = "\"record_q:\(recordType):\(key)\""
         if options.contains(.queryable) {
-            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(queryable) ON record (type, \(FieldSQL.value(key)), created)")
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(queryable) ON record (type, \(FieldSQL.value(key)), created) \(rows)")
         } else {
             try db.execute(sql: "DROP INDEX IF EXISTS \(queryable)")
         }
         let sortable = "\"record_s:\(recordType):\(key)\""
         if options.contains(.sortable) {
-            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(sortable) ON record (type, \(FieldSQL.value(key)))")
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(sortable) ON record (type, \(FieldSQL.value(key))) \(rows)")
         } else {
             try db.execute(sql: "DROP INDEX IF EXISTS \(sortable)")
-        }
-        if before.contains(.searchable) != options.contains(.searchable) {
-            try reindexSearchText(recordType: recordType)
         }
     }
 

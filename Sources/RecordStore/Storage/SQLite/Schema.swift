@@ -75,6 +75,15 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v3-partial-field-indexes") { db in
+            // Field indexes cover only their own type's records from now on (see `SQLiteAccess.indexField`).
+            for row in try Row.fetchAll(db, sql: "SELECT type, key, options FROM field_mark") {
+                let type: String = row["type"], key: String = row["key"]
+                guard (try? Identifier.checkRecordType(type)) != nil, (try? Identifier.checkFieldKey(key)) != nil else { continue }
+                try SQLiteAccess.indexField(db, key: key, recordType: type, options: [])
+                try SQLiteAccess.indexField(db, key: key, recordType: type, options: FieldIndexOptions(rawValue: row["options"]))
+            }
+        }
         return migrator
     }
 
