@@ -36,7 +36,7 @@ extension RecordDatabase {
                 record.creatorUserRecordID = creator
                 record.lastModifiedUserRecordID = creator
                 record.recordChangeTag = "seed"
-                try writer.upsert(record)
+                try writer.upsert(record, isNew: false)
             }
         }
     }

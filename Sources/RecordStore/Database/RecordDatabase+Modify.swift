@@ -53,6 +53,10 @@ extension RecordDatabase {
             if records.contains(where: { $0.recordID == id }) { result.saveResults[id] = .failure(error) } else { result.deleteResults[id] = .failure(error) }
         }
 
+        // Each item of a non-atomic batch runs in a savepoint, so that a failure undoes only
+        // that item. An atomic batch, or a single item, needs none: a failure rolls back the
+        // whole transaction, and each savepoint costs two statements.
+        let isolateItems = !atomic && total > 1
         let saving = Self.referencedFirst(prepared)
         let savingIDs = Set(saving.map(\.recordID))
         let deleting = recordIDs.filter { early[$0] == nil }
@@ -61,28 +65,25 @@ extension RecordDatabase {
                 var outcome = result
                 var orphanedAssets: Set<String> = []
                 let now = Date()
-                for record in saving {
+                func item<T>(_ id: RecordID, _ body: () throws -> T) throws -> Result<T, StoreError> {
                     do {
-                        let saved = try writer.savepoint {
-                            try saveOne(record, policy: savePolicy, batch: savingIDs, sources: sources, now: now, writer: writer, orphaned: &orphanedAssets)
-                        }
-                        outcome.saveResults[record.recordID] = .success(saved)
+                        return .success(isolateItems ? try writer.savepoint(body) : try body())
                     } catch let error as StoreError {
-                        if atomic { throw AtomicFailure(recordID: record.recordID, error: error) }
-                        outcome.saveResults[record.recordID] = .failure(error)
+                        if !isolateItems { throw AtomicFailure(recordID: id, error: error) }
+                        return .failure(error)
+                    }
+                }
+                for record in saving {
+                    outcome.saveResults[record.recordID] = try item(record.recordID) {
+                        try saveOne(record, policy: savePolicy, batch: savingIDs, sources: sources, now: now, writer: writer, orphaned: &orphanedAssets)
                     }
                 }
                 for id in deleting {
-                    do {
-                        let cascaded = try writer.savepoint {
-                            try deleteOne(id, expectedTag: expectedTags[id], now: now, writer: writer, orphaned: &orphanedAssets)
-                        }
-                        outcome.deleteResults[id] = .success(())
-                        outcome.cascadedDeletions += cascaded
-                    } catch let error as StoreError {
-                        if atomic { throw AtomicFailure(recordID: id, error: error) }
-                        outcome.deleteResults[id] = .failure(error)
+                    let deleted = try item(id) {
+                        try deleteOne(id, expectedTag: expectedTags[id], now: now, writer: writer, orphaned: &orphanedAssets)
                     }
+                    outcome.deleteResults[id] = deleted.map { _ in () }
+                    if case .success(let cascaded) = deleted { outcome.cascadedDeletions += cascaded }
                 }
                 try assets.collect(orphanedAssets, using: writer)
                 try writer.pruneChanges(keeping: historyLimit)
@@ -224,7 +225,7 @@ extension RecordDatabase {
         stored.lastModifiedUserRecordID = user.recordID
         stored.recordChangeTag = Self.newChangeTag()
         stored.loadedKeys = nil
-        try writer.upsert(stored)
+        try writer.upsert(stored, isNew: existing == nil)
         // Hand back the dates exactly as a later fetch will decode them.
         let storedNow = Date(timeIntervalSince1970: now.timeIntervalSince1970)
         stored.modificationDate = storedNow
@@ -274,7 +275,8 @@ extension RecordDatabase {
             index += 1
         }
         for target in doomed {
-            guard let removed = try writer.remove(target) else { continue }
+            guard let removed = target == id ? root : try writer.record(target, keys: nil) else { continue }
+            try writer.remove(removed)
             try writer.appendChange(target, type: removed.recordType, kind: .deleted, previousFields: removed.fields, date: now)
             orphaned.formUnion(removed.assets.compactMap(\.contentHash))
         }

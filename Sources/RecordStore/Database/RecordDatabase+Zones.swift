@@ -24,7 +24,8 @@ extension RecordDatabase {
             let now = Date()
             var orphaned: Set<String> = []
             for id in try writer.recordIDs(inZone: zone.zoneName) {
-                guard let removed = try writer.remove(id) else { continue }
+                guard let removed = try writer.record(id, keys: nil) else { continue }
+                try writer.remove(removed)
                 try writer.appendChange(id, type: removed.recordType, kind: .deleted, previousFields: removed.fields, date: now)
                 orphaned.formUnion(removed.assets.compactMap(\.contentHash))
             }

@@ -53,9 +53,14 @@ public struct RecordID: Hashable, Sendable, Codable, CustomStringConvertible {
 /// they are held to a strict alphabet: a letter, then letters, digits or `_`.
 enum Identifier {
     static func isValid(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.utf8.count <= 255 else { return false }
-        guard first.isASCII, first.properties.isAlphabetic else { return false }
-        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+        // On the bytes: every allowed character is ASCII, and this runs for every key of every save.
+        let bytes = name.utf8
+        guard let first = bytes.first, bytes.count <= 255, isLetter(first) else { return false }
+        return bytes.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_") }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
     }
 
     static func checkRecordType(_ type: String) throws {

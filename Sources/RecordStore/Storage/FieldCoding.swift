@@ -11,13 +11,12 @@ enum FieldCoding {
     static func encode(_ fields: [String: FieldValue]) throws -> String {
         var out = "{"
         var first = true
-        for key in fields.keys.sorted() {
-            guard let value = fields[key] else { continue }
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
             try Identifier.checkFieldKey(key)
             if !first { out += "," }
             first = false
-            out += quoted(key)
-            out += ":"
+            // Keys are identifiers (letters, digits, `_`): nothing to escape.
+            out += "\"" + key + "\":"
             try encode(value, key: key, into: &out)
         }
         out += "}"
@@ -32,7 +31,10 @@ enum FieldCoding {
                 throw StoreError(.invalidArguments, "Field '\(key)' is a list that mixes types; all elements of a list must have one type.")
             }
             out += "{\"t\":\"L\",\"e\":\"\(tags.first ?? "")\",\"v\":["
-            out += try items.map { try scalarValue($0, key: key) }.joined(separator: ",")
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                try appendScalarValue(item, key: key, to: &out)
+            }
             out += "]"
             let extras = try items.map { try scalarExtra($0) }
             if extras.contains(where: { $0 != nil }) {
@@ -40,8 +42,11 @@ enum FieldCoding {
             }
             out += "}"
         default:
-            out += "{\"t\":\"\(try scalarTag(value, key: key))\",\"v\":\(try scalarValue(value, key: key))"
-            if let extra = try scalarExtra(value) { out += ",\"x\":\(extra)" }
+            out += "{\"t\":\""
+            out += try scalarTag(value, key: key)
+            out += "\",\"v\":"
+            try appendScalarValue(value, key: key, to: &out)
+            if let extra = try scalarExtra(value) { out += ",\"x\":" + extra }
             out += "}"
         }
     }
@@ -60,20 +65,20 @@ enum FieldCoding {
         }
     }
 
-    private static func scalarValue(_ value: FieldValue, key: String) throws -> String {
+    private static func appendScalarValue(_ value: FieldValue, key: String, to out: inout String) throws {
         switch value {
-        case .string(let s): return quoted(s)
-        case .int64(let i): return String(i)
-        case .double(let d): return try number(d, key: key)
-        case .bytes(let d): return quoted(d.base64EncodedString())
-        case .date(let d): return try number(d.timeIntervalSince1970, key: key)
-        case .location(let l): return "[\(try number(l.latitude, key: key)),\(try number(l.longitude, key: key))]"
-        case .reference(let r): return quoted(r.recordID.recordName)
+        case .string(let s): appendString(s, to: &out)
+        case .int64(let i): out += String(i)
+        case .double(let d): out += try number(d, key: key)
+        case .bytes(let d): appendString(d.base64EncodedString(), to: &out)
+        case .date(let d): out += try number(d.timeIntervalSince1970, key: key)
+        case .location(let l): out += "[\(try number(l.latitude, key: key)),\(try number(l.longitude, key: key))]"
+        case .reference(let r): appendString(r.recordID.recordName, to: &out)
         case .asset(let a):
             guard let hash = a.contentHash else {
                 throw StoreError(.internalError, "Asset in field '\(key)' was not stored before encoding.")
             }
-            return quoted(hash)
+            appendString(hash, to: &out)
         case .list: throw StoreError(.invalidArguments, "Field '\(key)' holds a list inside a list; lists cannot be nested.")
         }
     }
@@ -99,23 +104,29 @@ enum FieldCoding {
         return "\(d)"
     }
 
-    static func quoted(_ s: String) -> String {
-        var out = "\""
-        out.reserveCapacity(s.utf8.count + 2)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
+    /// Appends `s` as a JSON string literal, copying the runs between characters that need an escape whole.
+    private static func appendString(_ s: String, to out: inout String) {
         out += "\""
-        return out
+        let bytes = s.utf8
+        var runStart = bytes.startIndex
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            out += Substring(s.utf8[runStart..<index])
+            switch byte {
+            case UInt8(ascii: "\""): out += "\\\""
+            case UInt8(ascii: "\\"): out += "\\\\"
+            case UInt8(ascii: "\n"): out += "\\n"
+            case UInt8(ascii: "\r"): out += "\\r"
+            case UInt8(ascii: "\t"): out += "\\t"
+            default:
+                let hex = String(byte, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            }
+            runStart = bytes.index(after: index)
+        }
+        out += Substring(s.utf8[runStart...])
+        out += "\""
     }
 
     // MARK: Decoding

@@ -70,9 +70,10 @@ protocol StorageReader {
 /// Writes, made inside `RecordStorage.write`.
 protocol StorageWriter: StorageReader {
     /// Inserts the record or replaces the stored one, with its system fields as given.
-    func upsert(_ record: Record) throws
-    /// Removes a record; returns it as it was, or `nil` if there was none.
-    func remove(_ id: RecordID) throws -> Record?
+    /// `isNew`: the caller found no stored record, so there is nothing of it to clear first.
+    func upsert(_ record: Record, isNew: Bool) throws
+    /// Removes a stored record, as the caller read it.
+    func remove(_ record: Record) throws
     /// The records that hold a `deleteSelf` reference to `id`.
     func cascadingChildren(of id: RecordID) throws -> [RecordID]
     /// Whether any record still uses the asset with this content hash.

@@ -106,16 +106,17 @@ extension SQLiteAccess {
     /// Only types with searchable fields have FTS5 rows (`reindexSearchText`
     /// removes a type's rows when its last searchable mark goes), so other
     /// types cost one cached lookup.
-    func indexSearchText(of record: Record, rowID: Int64) throws {
+    func indexSearchText(of record: Record, rowID: Int64, isNew: Bool) throws {
         let keys = try searchableKeys(of: record.recordType)
         guard !keys.isEmpty else { return }
-        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [rowID])
+        if !isNew { try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [rowID]) }
         try insertSearchText(Self.searchText(record.fields, keys: keys), rowID: rowID)
     }
 
-    func removeSearchText(of id: RecordID) throws {
-        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid IN (SELECT id FROM record WHERE zone = ? AND name = ?)")
-            .execute(arguments: [id.zoneID.zoneName, id.recordName])
+    /// Drops a removed record's search text; only types with searchable fields have any.
+    func removeSearchText(of recordType: String, rowID: Int64) throws {
+        guard try !searchableKeys(of: recordType).isEmpty else { return }
+        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [rowID])
     }
 
     private func insertSearchText(_ text: String, rowID: Int64) throws {

@@ -108,7 +108,7 @@ struct SQLiteAccess: StorageWriter {
 
     // MARK: Writing
 
-    func upsert(_ record: Record) throws {
+    func upsert(_ record: Record, isNew: Bool) throws {
         let id = record.recordID
         let fields = try FieldCoding.encode(record.fields)
         let rowID = try Int64.fetchOne(db.cachedStatement(sql: """
@@ -126,24 +126,26 @@ struct SQLiteAccess: StorageWriter {
                 record.recordChangeTag ?? "",
             ])
         guard let rowID else { throw StoreError(.internalError, "Saving \(id) returned no row.") }
-        try db.cachedStatement(sql: "DELETE FROM reference WHERE holder = ?").execute(arguments: [rowID])
+        if !isNew {
+            try db.cachedStatement(sql: "DELETE FROM reference WHERE holder = ?").execute(arguments: [rowID])
+            try db.cachedStatement(sql: "DELETE FROM asset_use WHERE record = ?").execute(arguments: [rowID])
+        }
         struct Link: Hashable { var target: String; var cascade: Bool }
         for link in Set(record.references.map { Link(target: $0.recordID.recordName, cascade: $0.action == .deleteSelf) }) {
             try db.cachedStatement(sql: "INSERT INTO reference (holder, zone, target, cascade) VALUES (?, ?, ?, ?)")
                 .execute(arguments: [rowID, id.zoneID.zoneName, link.target, link.cascade])
         }
-        try db.cachedStatement(sql: "DELETE FROM asset_use WHERE record = ?").execute(arguments: [rowID])
         for hash in Set(record.assets.compactMap(\.contentHash)) {
             try db.cachedStatement(sql: "INSERT INTO asset_use (hash, record) VALUES (?, ?)").execute(arguments: [hash, rowID])
         }
-        try indexSearchText(of: record, rowID: rowID)
+        try indexSearchText(of: record, rowID: rowID, isNew: isNew)
     }
 
-    func remove(_ id: RecordID) throws -> Record? {
-        guard let existing = try record(id, keys: nil) else { return nil }
-        try removeSearchText(of: id)
-        try db.cachedStatement(sql: "DELETE FROM record WHERE zone = ? AND name = ?").execute(arguments: [id.zoneID.zoneName, id.recordName])
-        return existing
+    func remove(_ record: Record) throws {
+        let id = record.recordID
+        let rowID = try Int64.fetchOne(db.cachedStatement(sql: "DELETE FROM record WHERE zone = ? AND name = ? RETURNING id"),
+                                       arguments: [id.zoneID.zoneName, id.recordName])
+        if let rowID { try removeSearchText(of: record.recordType, rowID: rowID) }
     }
 
     func cascadingChildren(of id: RecordID) throws -> [RecordID] {
