@@ -58,7 +58,7 @@ struct BenchSettings: ParsableArguments {
     var messageCount: Int { pick(messages, 1_000_000, 2_000) }
     var channelCount: Int { pick(channels, 100, 4) }
     var processCount: Int { pick(processes, 8, 2) }
-    var postCount: Int { pick(postsPerProcess, 250, 20) }
+    var postCount: Int { pick(postsPerProcess, 1000, 20) }
     var postRunCount: Int { pick(postRuns, 3, 2) }
     var deliveryCount: Int { pick(deliveryMessages, 200, 10) }
     var queryRunCount: Int { pick(queryRuns, 200, 10) }

@@ -103,8 +103,10 @@ struct Outbox: Sendable {
 
     init(database: RecordDatabase) throws {
         self.database = database
-        if try !database.allZones().contains(Self.zone) {
-            try database.saveZone(Self.zone)
+        // Nothing follows the outbox's changes, so it keeps no change feed: each enqueue and
+        // each removal then costs no change-log entry. An outbox made by an older build is switched over.
+        if (try? database.capabilities(of: Self.zone)) != [] {
+            try database.saveZone(Self.zone, capabilities: [])
         }
         // Finding what is pending is an index lookup, however long the outbox grew.
         if try database.indexes(ofType: Self.itemType)["state"] == nil {

@@ -192,6 +192,42 @@ import Testing
         #expect(changes.deletedRecords.map(\.recordID) == [record.recordID])
     }
 
+    @Test func aZoneWithoutFetchChangesKeepsNoChangeFeed() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().privateDatabase
+        let queue = ZoneID(zoneName: "Queue"), journal = ZoneID(zoneName: "Journal")
+        try db.saveZone(queue, capabilities: [])
+        try db.saveZone(journal)
+        #expect(try db.capabilities(of: queue) == [])
+        #expect(try db.capabilities(of: journal) == .fetchChanges)
+        #expect(try db.capabilities(of: .default) == .fetchChanges)
+        #expect((#expect(throws: StoreError.self) { try db.capabilities(of: ZoneID(zoneName: "Nowhere")) })?.code == .zoneNotFound)
+
+        let start = try db.currentChangeToken()
+        let queued = try db.save(Record(recordType: "Job", recordID: RecordID(recordName: "job", zoneID: queue)))
+        let noted = try db.save(Record(recordType: "Entry", recordID: RecordID(recordName: "entry", zoneID: journal)))
+        try db.deleteRecord(withID: queued.recordID)
+        #expect(try db.fetchChanges(since: start).changedRecords.map(\.recordID) == [noted.recordID], "the queue's save and delete are not in the feed")
+        #expect(try db.fetchChanges(since: start).deletedRecords.isEmpty)
+        #expect((#expect(throws: StoreError.self) { try db.fetchChanges(in: queue, since: nil) })?.code == .invalidArguments)
+        #expect(try db.fetchChanges(in: journal, since: nil).changedRecords.map(\.recordID) == [noted.recordID])
+
+        // Records in such a zone still save, conflict and delete as anywhere else.
+        var job = try db.save(Record(recordType: "Job", recordID: RecordID(recordName: "job2", zoneID: queue)))
+        var stale = job
+        job["state"] = "done"
+        job = try db.save(job)
+        stale["state"] = "late"
+        #expect((#expect(throws: StoreError.self) { try db.save(stale) })?.code == .serverRecordChanged)
+        #expect(try db.record(for: job.recordID)["state"] == "done")
+
+        // Turning the capability on starts the feed from then on.
+        try db.saveZone(queue)
+        let later = try db.currentChangeToken()
+        try db.deleteZone(queue)
+        #expect(try db.fetchChanges(since: later).deletedRecords.map(\.recordID) == [job.recordID])
+    }
+
     @Test func aBatchInACustomZoneIsAllOrNothing() throws {
         let dir = try TemporaryDirectory()
         let db = try dir.container().privateDatabase

@@ -82,6 +82,9 @@ extension RecordDatabase {
     public func fetchChanges(in zone: ZoneID? = nil, since token: ChangeToken?, limit: Int = 400) throws -> ChangeBatch {
         let limit = max(1, limit)
         return try storage.read { reader in
+            if let zone, try reader.zoneKeepsChanges(zone.zoneName) == false {
+                throw StoreError(.invalidArguments, "Zone '\(zone.zoneName)' keeps no change feed: it was saved without the fetchChanges capability.")
+            }
             let start = token?.sequence ?? 0
             if let token, token.databaseID != storage.databaseID {
                 throw StoreError(.changeTokenExpired, "The change token belongs to another database (was the file replaced?); fetch everything again.")

@@ -63,8 +63,7 @@ extension RecordDatabase {
         do {
             return try storage.write { writer in
                 var outcome = result
-                var orphanedAssets: Set<String> = []
-                let now = Date()
+                var write = BatchWrite(writer: writer, now: Date(), batch: savingIDs, sources: sources)
                 func item<T>(_ id: RecordID, _ body: () throws -> T) throws -> Result<T, StoreError> {
                     do {
                         return .success(isolateItems ? try writer.savepoint(body) : try body())
@@ -75,22 +74,61 @@ extension RecordDatabase {
                 }
                 for record in saving {
                     outcome.saveResults[record.recordID] = try item(record.recordID) {
-                        try saveOne(record, policy: savePolicy, batch: savingIDs, sources: sources, now: now, writer: writer, orphaned: &orphanedAssets)
+                        try saveOne(record, policy: savePolicy, in: &write)
                     }
                 }
                 for id in deleting {
                     let deleted = try item(id) {
-                        try deleteOne(id, expectedTag: expectedTags[id], now: now, writer: writer, orphaned: &orphanedAssets)
+                        try deleteOne(id, expectedTag: expectedTags[id], in: &write)
                     }
                     outcome.deleteResults[id] = deleted.map { _ in () }
                     if case .success(let cascaded) = deleted { outcome.cascadedDeletions += cascaded }
                 }
-                try assets.collect(orphanedAssets, using: writer)
-                try writer.pruneChanges(keeping: historyLimit)
+                try assets.collect(write.orphanedAssets, using: writer)
+                if write.loggedChanges { try writer.pruneChanges(keeping: historyLimit) }
                 return outcome
             }
         } catch let failure as AtomicFailure {
             return Self.failedAtomically(records: records, deleting: recordIDs, errors: [failure.recordID: failure.error])
+        }
+    }
+
+    /// What the items of one operation share inside its transaction.
+    private struct BatchWrite {
+        let writer: any StorageWriter
+        let now: Date
+        /// The records saved by the operation, which references may point to.
+        let batch: Set<RecordID>
+        /// Where ingested assets came from, by content hash.
+        let sources: [String: URL]
+        var orphanedAssets: Set<String> = []
+        /// Whether anything went into the change log, which then may need pruning.
+        private(set) var loggedChanges = false
+        /// Zones looked up so far: whether each keeps a change log, `nil` for no such zone.
+        private var zones: [String: Bool?] = [:]
+
+        init(writer: any StorageWriter, now: Date, batch: Set<RecordID>, sources: [String: URL]) {
+            self.writer = writer
+            self.now = now
+            self.batch = batch
+            self.sources = sources
+        }
+
+        /// Whether the zone keeps a change log; `zoneNotFound` if there is no such zone.
+        mutating func keepsChanges(_ zone: ZoneID) throws -> Bool {
+            let known = try zones[zone.zoneName] ?? writer.zoneKeepsChanges(zone.zoneName)
+            zones[zone.zoneName] = .some(known)
+            guard let known else {
+                throw StoreError(.zoneNotFound, "The zone '\(zone.zoneName)' does not exist; create it before saving records into it.")
+            }
+            return known
+        }
+
+        /// Appends to the change log, unless the record's zone keeps none.
+        mutating func logChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?) throws {
+            guard try keepsChanges(id.zoneID) else { return }
+            try writer.appendChange(id, type: type, kind: kind, previousFields: previousFields, date: now)
+            loggedChanges = true
         }
     }
 
@@ -175,14 +213,10 @@ extension RecordDatabase {
         }
     }
 
-    private func saveOne(
-        _ record: Record, policy: SavePolicy, batch: Set<RecordID>, sources: [String: URL],
-        now: Date, writer: any StorageWriter, orphaned: inout Set<String>
-    ) throws -> Record {
+    private func saveOne(_ record: Record, policy: SavePolicy, in write: inout BatchWrite) throws -> Record {
         let id = record.recordID
-        guard try writer.zoneExists(id.zoneID.zoneName) else {
-            throw StoreError(.zoneNotFound, "The zone '\(id.zoneID.zoneName)' does not exist; create it before saving records into it.")
-        }
+        let writer = write.writer, now = write.now
+        _ = try write.keepsChanges(id.zoneID)
         let existing = try writer.record(id, keys: nil)
         var fields = record.fields
         if let existing {
@@ -214,7 +248,7 @@ extension RecordDatabase {
         var stored = record
         stored.replaceFields(fields)
         try checkSize(stored)
-        for reference in stored.references where !batch.contains(reference.recordID) {
+        for reference in stored.references where !write.batch.contains(reference.recordID) {
             guard try writer.exists(reference.recordID) else {
                 throw StoreError(.referenceViolation, "\(id) refers to \(reference.recordID), which does not exist.")
             }
@@ -230,13 +264,13 @@ extension RecordDatabase {
         let storedNow = Date(timeIntervalSince1970: now.timeIntervalSince1970)
         stored.modificationDate = storedNow
         stored.creationDate = existing?.creationDate ?? storedNow
-        try writer.appendChange(id, type: stored.recordType, kind: existing == nil ? .created : .updated, previousFields: existing?.fields, date: now)
+        try write.logChange(id, type: stored.recordType, kind: existing == nil ? .created : .updated, previousFields: existing?.fields)
         for asset in stored.assets {
             guard let hash = asset.contentHash else { continue }
-            try assets.place(hash: hash, from: sources[hash] ?? asset.fileURL)
+            try assets.place(hash: hash, from: write.sources[hash] ?? asset.fileURL)
         }
         if let existing {
-            orphaned.formUnion(Set(existing.assets.compactMap(\.contentHash)).subtracting(stored.assets.compactMap(\.contentHash)))
+            write.orphanedAssets.formUnion(Set(existing.assets.compactMap(\.contentHash)).subtracting(stored.assets.compactMap(\.contentHash)))
         }
         stored.markSaved()
         return stored
@@ -253,7 +287,8 @@ extension RecordDatabase {
     }
 
     /// Deletes a record and, recursively, the records that hold `deleteSelf` references to it.
-    private func deleteOne(_ id: RecordID, expectedTag: String?, now: Date, writer: any StorageWriter, orphaned: inout Set<String>) throws -> [RecordID] {
+    private func deleteOne(_ id: RecordID, expectedTag: String?, in write: inout BatchWrite) throws -> [RecordID] {
+        let writer = write.writer
         guard let root = try writer.record(id, keys: nil) else {
             throw StoreError(.unknownItem, "There is no record \(id) to delete.")
         }
@@ -277,8 +312,8 @@ extension RecordDatabase {
         for target in doomed {
             guard let removed = target == id ? root : try writer.record(target, keys: nil) else { continue }
             try writer.remove(removed)
-            try writer.appendChange(target, type: removed.recordType, kind: .deleted, previousFields: removed.fields, date: now)
-            orphaned.formUnion(removed.assets.compactMap(\.contentHash))
+            try write.logChange(target, type: removed.recordType, kind: .deleted, previousFields: removed.fields)
+            write.orphanedAssets.formUnion(removed.assets.compactMap(\.contentHash))
         }
         return Array(doomed.dropFirst())
     }

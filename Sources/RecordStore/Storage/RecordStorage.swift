@@ -47,6 +47,8 @@ protocol StorageReader {
     func recordIDs(inZone name: String) throws -> [RecordID]
     func zoneNames() throws -> [String]
     func zoneExists(_ name: String) throws -> Bool
+    /// Whether saves and deletes in the zone go into the change log; `nil` when there is no such zone.
+    func zoneKeepsChanges(_ name: String) throws -> Bool?
     /// Change-log entries after `sequence`, oldest first, optionally for one zone.
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> [ChangeRow]
     /// The newest sequence number in the change log, 0 when empty.
@@ -81,7 +83,8 @@ protocol StorageWriter: StorageReader {
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws
     /// Drops change-log entries so that at most `keep` remain.
     func pruneChanges(keeping keep: Int) throws
-    func createZone(_ name: String, date: Date) throws
+    /// Creates a zone, or sets whether an existing one keeps a change log.
+    func createZone(_ name: String, date: Date, keepsChanges: Bool) throws
     /// Removes an empty zone's entry; its records must be removed first.
     func removeZone(_ name: String) throws
     /// Runs `body` so that, if it throws, only its own writes are undone.

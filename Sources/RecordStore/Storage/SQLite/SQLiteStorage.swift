@@ -76,6 +76,10 @@ struct SQLiteAccess: StorageWriter {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE name = ?)"), arguments: [name]) ?? false
     }
 
+    func zoneKeepsChanges(_ name: String) throws -> Bool? {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT changes FROM zone WHERE name = ?"), arguments: [name])
+    }
+
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> [ChangeRow] {
         let rows: [Row]
         if let zone {
@@ -174,9 +178,11 @@ struct SQLiteAccess: StorageWriter {
         try db.cachedStatement(sql: "UPDATE fatchat_meta SET value = ? WHERE key = 'pruned_through'").execute(arguments: [String(cutoff)])
     }
 
-    func createZone(_ name: String, date: Date) throws {
-        try db.cachedStatement(sql: "INSERT INTO zone (name, created) VALUES (?, ?) ON CONFLICT (name) DO NOTHING")
-            .execute(arguments: [name, date.timeIntervalSince1970])
+    func createZone(_ name: String, date: Date, keepsChanges: Bool) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO zone (name, created, changes) VALUES (?, ?, ?)
+            ON CONFLICT (name) DO UPDATE SET changes = excluded.changes
+            """).execute(arguments: [name, date.timeIntervalSince1970, keepsChanges])
     }
 
     func removeZone(_ name: String) throws {

@@ -84,6 +84,10 @@ enum Schema {
                 try SQLiteAccess.indexField(db, key: key, recordType: type, options: FieldIndexOptions(rawValue: row["options"]))
             }
         }
+        migrator.registerMigration("v4-zone-capabilities") { db in
+            // Whether a zone keeps a change log (CloudKit's `fetchChanges` capability); existing zones do.
+            try db.execute(sql: "ALTER TABLE zone ADD COLUMN changes INTEGER NOT NULL DEFAULT 1")
+        }
         return migrator
     }
 
