@@ -34,7 +34,7 @@ struct BenchSettings: ParsableArguments {
     var workDir = "bench-data"
     @Option(help: "Posting processes (default 8; smoke 2).")
     var processes: Int?
-    @Option(help: "Messages each posting process commits (default 250; smoke 20).")
+    @Option(help: "Messages each posting process commits (default 1000; smoke 20).")
     var postsPerProcess: Int?
     @Option(help: "Repetitions of the post benchmark (default 3; smoke 2).")
     var postRuns: Int?
