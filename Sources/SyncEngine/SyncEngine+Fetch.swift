@@ -63,10 +63,14 @@ extension SyncEngine {
         var signal: ChangeSignal?
         var token = configuration.resumeFromSavedToken ? savedToken() : nil
         var needsFetch = true
+        var wake = ChangeWatcher.Wake.woken
+        var recheck = Recheck()
         while isRunning {
             do {
                 if signal == nil { signal = try container.publicDatabase.makeChangeSignal() }
-                if try signal?.hasChanged() == true { needsFetch = true }
+                let changed = try signal?.hasChanged() == true
+                if changed { needsFetch = true }
+                recheck.note(wake, changed: changed)
                 if needsFetch {
                     token = try fetchAll(from: token)
                     needsFetch = false
@@ -82,12 +86,10 @@ extension SyncEngine {
                 reportStatus(online: false, reason: "\(error)", recount: false)
             }
             if !isRunning { break }
-            if !needsFetch, fetchState.withLock({ $0.unsaved != nil }) {
-                // Quiet now: save what the throttle held back, after a short wait for more.
-                if watcher.wait(timeout: min(pollInterval, 1)) == .timeout { flushToken() }
-                continue
-            }
-            _ = watcher.wait(timeout: needsFetch ? min(pollInterval, 1) : pollInterval)
+            // Quiet after a burst: save what the token throttle held back, after a short wait for more.
+            let flushDue = !needsFetch && fetchState.withLock { $0.unsaved != nil }
+            wake = watcher.wait(timeout: recheck.delay ?? (needsFetch || flushDue ? min(pollInterval, 1) : pollInterval))
+            if wake == .timeout, flushDue, recheck.delay == nil { flushToken() }
         }
         flushToken()
     }
@@ -152,5 +154,30 @@ extension SyncEngine {
             if !batch.moreComing { break }
         }
         return fetchedAny ? token : start
+    }
+}
+
+/// When the fetch loop should look again soon, although nothing woke it.
+///
+/// A filesystem event may come from a commit still being written, which is not
+/// visible yet; once it is, no further event follows. So after an event with no
+/// visible change the loop looks again after 1, 2, 4, 8 and 16 ms, rather than
+/// waiting for the next commit or the poll timer to wake it.
+struct Recheck {
+    /// Seconds until the next look, or `nil` for none.
+    private(set) var delay: Double?
+
+    static let first = 0.001
+    static let last = 0.016
+
+    /// Takes in how the loop woke and whether it then saw a change.
+    mutating func note(_ wake: ChangeWatcher.Wake, changed: Bool) {
+        if changed || wake == .woken {
+            delay = nil
+        } else if let delay {
+            self.delay = delay * 2 <= Self.last ? delay * 2 : nil
+        } else if wake == .filesystem {
+            delay = Self.first
+        }
     }
 }

@@ -246,3 +246,29 @@ import Testing
         #expect(try reader.publicDatabase.allSubscriptions().isEmpty, "a spent firesOnce subscription is deleted")
     }
 }
+
+@Suite struct RecheckTests {
+    @Test func aFilesystemEventWithNothingVisibleIsLookedAtAgainSoonThenLeft() {
+        var recheck = Recheck()
+        recheck.note(.timeout, changed: false)
+        #expect(recheck.delay == nil, "a quiet timer tick schedules nothing")
+        recheck.note(.filesystem, changed: false)
+        var delays: [Double] = []
+        while let delay = recheck.delay {
+            delays.append(delay)
+            recheck.note(.timeout, changed: false)
+        }
+        #expect(delays == [0.001, 0.002, 0.004, 0.008, 0.016])
+
+        recheck.note(.filesystem, changed: false)
+        recheck.note(.timeout, changed: false)
+        #expect(recheck.delay == 0.002)
+        recheck.note(.timeout, changed: true)
+        #expect(recheck.delay == nil, "a change seen ends the rechecks")
+        recheck.note(.filesystem, changed: true)
+        #expect(recheck.delay == nil, "an event whose change is visible needs no second look")
+        recheck.note(.filesystem, changed: false)
+        recheck.note(.woken, changed: false)
+        #expect(recheck.delay == nil)
+    }
+}
