@@ -201,5 +201,59 @@ import RecordStore
         }
         #expect(code == .referenceViolation)
         #expect(try again.engine.outboxEntries().first?.record?["text"] == "still here?")
+
+        // /retry puts it back in line; it fails again while the channel is gone.
+        let session = ChatSession(client: again)
+        guard case .outboxChanged(let retried) = try session.run(.retry) else {
+            Issue.record("/retry should report an outbox change")
+            return
+        }
+        #expect(retried.contains("1 change"), "\(retried)")
+        again.flush()
+        guard case .failed = try again.engine.state(of: queued.recordID) else {
+            Issue.record("the retried message should have failed again")
+            return
+        }
+        // Once the channel is back, /retry sends it.
+        try again.createChannel(name)
+        _ = try session.run(.retry)
+        again.flush()
+        #expect(try again.engine.state(of: queued.recordID) == .sent)
+        #expect(try again.container.publicDatabase.record(for: queued.recordID)["text"] == "still here?")
+        guard case .outboxChanged(let nothing) = try session.run(.discard) else {
+            Issue.record("/discard should report an outbox change")
+            return
+        }
+        #expect(nothing == "Nothing failed to send.")
+    }
+
+    @Test func discardDropsWhatFailedAndNothingElse() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        let name = try ChannelName("doomed")
+        try client.join(name)
+        client.flush()
+        client.engine.stop()
+        let lost = try client.post("into the void", to: name)
+        try client.container.publicDatabase.deleteRecord(withID: name.recordID)
+        let kept = try client.post("after the fact", to: try ChannelName("elsewhere"))
+
+        let again = try sandbox.client()
+        defer { again.engine.stop() }
+        again.flush()
+        #expect(try again.engine.state(of: kept.recordID) == .sent)
+        guard case .failed = try again.engine.state(of: lost.recordID) else {
+            Issue.record("the message to the deleted channel should have failed")
+            return
+        }
+        guard case .outboxChanged(let text) = try ChatSession(client: again).run(.discard) else {
+            Issue.record("/discard should report an outbox change")
+            return
+        }
+        #expect(text.contains("Dropped 1 change"), "\(text)")
+        #expect(try again.engine.outboxEntries().isEmpty)
+        #expect((try? again.container.publicDatabase.record(for: lost.recordID)) == nil)
+        #expect(try again.container.publicDatabase.record(for: kept.recordID)["text"] == "after the fact")
     }
 }

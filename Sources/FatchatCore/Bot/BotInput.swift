@@ -21,6 +21,8 @@ public enum BotInput {
         "edit": (["id", "text"], []),
         "del": (["id"], []),
         "search": (["text"], []),
+        "retry": ([], []),
+        "discard": ([], []),
         "help": ([], ["topic"]),
         "quit": ([], []),
     ]
@@ -79,6 +81,8 @@ public enum BotInput {
         case "edit": return .edit(message: f("id"), text: f("text"))
         case "del": return .deleteMessage(message: f("id"))
         case "search": return .search(text: f("text"))
+        case "retry": return .retry
+        case "discard": return .discard
         case "help": return .help(topic: fields["topic"])
         default: return .quit
         }

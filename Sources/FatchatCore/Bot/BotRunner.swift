@@ -157,7 +157,7 @@ public final class BotRunner {
         switch result {
         case .done, .queued, .quit:
             break
-        case .info(let text):
+        case .info(let text), .outboxChanged(let text):
             say(output.event("info", ["text": text]))
         case .switched(let name, let created):
             say(output.event("joined", ["channel": name.display, "created": created, "text": "Now talking in #\(name.display)"]))

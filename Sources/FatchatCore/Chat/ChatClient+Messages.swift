@@ -24,6 +24,26 @@ extension ChatClient {
         return record
     }
 
+    /// Puts every outgoing change that failed for good back in line; returns their record IDs.
+    @discardableResult
+    public func retryFailed() throws -> [RecordID] {
+        let failed = try failedOutgoing()
+        for id in failed { try engine.retry(id) }
+        return failed
+    }
+
+    /// Drops every outgoing change that failed for good; returns their record IDs.
+    @discardableResult
+    public func discardFailed() throws -> [RecordID] {
+        let failed = try failedOutgoing()
+        for id in failed { try engine.discard(id) }
+        return failed
+    }
+
+    private func failedOutgoing() throws -> [RecordID] {
+        try engine.outboxEntries().filter { if case .failed = $0.state { true } else { false } }.map(\.recordID)
+    }
+
     /// The channel, after joining it if this user is not a member yet.
     ///
     /// What was found is trusted for a second, so that a burst of posts (a bot,

@@ -9,6 +9,8 @@ public enum CommandResult: Sendable {
     case queued(Record)
     /// A line of information.
     case info(String)
+    /// The outbox changed (`/retry`, `/discard`): what is shown as pending or failed should be read again.
+    case outboxChanged(String)
     /// The current channel changed.
     case switched(to: ChannelName, created: Bool)
     /// The current channel is gone (left or deleted); `next` is where to go, if anywhere.
@@ -90,6 +92,12 @@ public final class ChatSession {
             return .done
         case .search(let text):
             return .searchResults(text, try client.search(text))
+        case .retry:
+            let count = try client.retryFailed().count
+            return .outboxChanged(count == 0 ? "Nothing failed to send." : "Sending again \(Self.changes(count)) that failed.")
+        case .discard:
+            let count = try client.discardFailed().count
+            return .outboxChanged(count == 0 ? "Nothing failed to send." : "Dropped \(Self.changes(count)) that failed to send.")
         case .help(let topic):
             return .help(try Help.text(for: topic))
         case .quit:
@@ -110,4 +118,6 @@ public final class ChatSession {
         current = try client.joinedChannels().map(\.name).first { $0 != name }
         return current
     }
+
+    private static func changes(_ count: Int) -> String { count == 1 ? "1 change" : "\(count) changes" }
 }

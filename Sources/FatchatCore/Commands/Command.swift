@@ -16,6 +16,10 @@ public enum Command: Equatable, Sendable {
     case edit(message: String, text: String)
     case deleteMessage(message: String)
     case search(text: String)
+    /// Send again the outgoing changes that failed for good.
+    case retry
+    /// Drop the outgoing changes that failed for good.
+    case discard
     case help(topic: String?)
     case quit
 }

@@ -26,6 +26,8 @@ public enum CommandGrammar {
         Entry(name: "edit", usage: "/edit MESSAGE TEXT…", summary: "replace the text of a message you sent"),
         Entry(name: "del", usage: "/del MESSAGE", summary: "delete a message you sent"),
         Entry(name: "search", usage: "/search WORDS…", summary: "find messages containing these words"),
+        Entry(name: "retry", usage: "/retry", summary: "send again what failed to send (marked failed)"),
+        Entry(name: "discard", usage: "/discard", summary: "drop what failed to send"),
         Entry(name: "help", usage: "/help [COMMAND]", summary: "list commands and keys"),
         Entry(name: "quit", usage: "/quit", summary: "leave the program"),
     ]
@@ -86,6 +88,8 @@ public enum CommandGrammar {
         case "search":
             guard !text.isEmpty else { throw usage() }
             return .search(text: text)
+        case "retry": _ = try exactly(0); return .retry
+        case "discard": _ = try exactly(0); return .discard
         case "help", "?": return .help(topic: try atMost(1).map { $0.hasPrefix("/") ? String($0.dropFirst()) : $0 })
         case "quit", "exit", "q": _ = try exactly(0); return .quit
         case "me":

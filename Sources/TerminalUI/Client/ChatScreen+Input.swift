@@ -125,6 +125,10 @@ extension ChatScreen {
             refreshStatusCounts()
         case .info(let text):
             notice(text)
+        case .outboxChanged(let text):
+            // Pending and failed messages are shown from the outbox: show it again.
+            if let name = session.current { select(name) }
+            notice(text)
         case .switched(let name, let created):
             select(name)
             notice(created ? "created #\(name.display) and joined it" : "joined #\(name.display)")
