@@ -22,11 +22,16 @@ struct QuerySQL {
         self.searchableKeys = searchableKeys
     }
 
-    /// The SELECT for `request`, whose rows have the record columns plus `s0`, `s1`, … (sort values).
+    /// Where `select` puts each column: the row ID, zone and name, then `SQLiteAccess.recordColumns`, then the sort values.
+    enum Column {
+        static let id = 0, zone = 1, name = 2, record = 3, firstSort = 10
+    }
+
+    /// The SELECT for `request`, whose rows have the columns of `Column`.
     static func select(_ request: QueryRequest, searchableKeys: [String]) -> (sql: String, arguments: StatementArguments) {
         var builder = QuerySQL(searchableKeys: searchableKeys)
         let sorts = request.query.sortDescriptors
-        var columns = "id, zone, name, type, fields, created, modified, creator, modifier, tag"
+        var columns = "id, zone, name, " + SQLiteAccess.recordColumns
         for (i, sort) in sorts.enumerated() { columns += ", " + builder.sortExpression(sort.key) + " AS s\(i)" }
         var sql = "SELECT \(columns) FROM record WHERE " + builder.matching(request.query, zone: request.zone)
         if let after = request.after { sql += " AND " + builder.after(after, sorts: sorts) }
@@ -45,11 +50,20 @@ struct QuerySQL {
 
     /// The WHERE condition of a query: its type, the zone, and its predicate.
     private mutating func matching(_ query: Query, zone: String?) -> String {
-        var condition = "type = " + bind(query.recordType)
+        var condition = typeCondition(query.recordType)
         if let zone { condition += " AND zone = " + bind(zone) }
         let predicate = compile(query.predicate.root, negated: false)
         if predicate != "1" { condition += " AND " + predicate }
         return condition
+    }
+
+    /// The record type is spelled as a literal rather than bound. Bound, SQLite plans
+    /// with its value to pick a partial field index (`WHERE type = 'T'`), and so
+    /// prepares the statement again every time the parameter is bound, cached or
+    /// not. Types are identifiers (letters, digits, `_`), checked here once more;
+    /// anything else is bound.
+    private mutating func typeCondition(_ recordType: String) -> String {
+        Identifier.isValid(recordType) ? "type = '\(recordType)'" : "type = " + bind(recordType)
     }
 
     private mutating func bind(_ value: some DatabaseValueConvertible) -> String {

@@ -10,12 +10,16 @@ extension SQLiteAccess {
         let (sql, arguments) = QuerySQL.select(request, searchableKeys: searchable)
         let sortCount = request.query.sortDescriptors.count
         // The text repeats for each page of one query (values are bound), so the statement is cached.
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
-            let id = RecordID(recordName: row["name"], zoneID: ZoneID(zoneName: row["zone"]))
-            let record = try Self.decodeRecord(row, id: id, assets: assets, keys: request.desiredKeys)
-            let values = (0..<sortCount).map { QuerySQL.sortable(row["s\($0)"] as DatabaseValue) }
-            return (record, QueryPosition(sortValues: values, order: row["id"]))
+        // Rows are decoded from the cursor as they come, by position (see `QuerySQL.select`), not copied first.
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+        var found: [(record: Record, position: QueryPosition)] = []
+        while let row = try rows.next() {
+            let id = RecordID(recordName: row[QuerySQL.Column.name], zoneID: ZoneID(zoneName: row[QuerySQL.Column.zone]))
+            let record = try Self.decodeRecord(row, from: QuerySQL.Column.record, id: id, assets: assets, keys: request.desiredKeys)
+            let values = (0..<sortCount).map { QuerySQL.sortable(row[QuerySQL.Column.firstSort + $0] as DatabaseValue) }
+            found.append((record, QueryPosition(sortValues: values, order: row[QuerySQL.Column.id])))
         }
+        return found
     }
 
     func countRecords(matching query: Query, zone: String?) throws -> Int {

@@ -39,21 +39,27 @@ struct SQLiteAccess: StorageWriter {
 
     func record(_ id: RecordID, keys: Set<String>?) throws -> Record? {
         let statement = try db.cachedStatement(sql: """
-            SELECT type, fields, created, modified, creator, modifier, tag FROM record WHERE zone = ? AND name = ?
+            SELECT \(Self.recordColumns) FROM record WHERE zone = ? AND name = ?
             """)
         guard let row = try Row.fetchOne(statement, arguments: [id.zoneID.zoneName, id.recordName]) else { return nil }
-        return try Self.decodeRecord(row, id: id, assets: assets, keys: keys)
+        return try Self.decodeRecord(row, from: 0, id: id, assets: assets, keys: keys)
     }
 
-    /// Builds a record from a row with columns type, fields, created, modified, creator, modifier, tag.
-    static func decodeRecord(_ row: Row, id: RecordID, assets: URL, keys: Set<String>?) throws -> Record {
-        let fields = try FieldCoding.decode(row["fields"], zone: id.zoneID, assetsDirectory: assets, keys: keys)
-        var record = Record(stored: row["type"], recordID: id, fields: fields)
-        record.creationDate = Date(timeIntervalSince1970: row["created"])
-        record.modificationDate = Date(timeIntervalSince1970: row["modified"])
-        record.creatorUserRecordID = RecordID(recordName: row["creator"])
-        record.lastModifiedUserRecordID = RecordID(recordName: row["modifier"])
-        record.recordChangeTag = row["tag"]
+    /// The record columns that `decodeRecord` reads, in its order.
+    static let recordColumns = "type, fields, created, modified, creator, modifier, tag"
+
+    /// Builds a record from a row holding `recordColumns` from column `first` on.
+    ///
+    /// Columns are read by position: by name, GRDB compares every column name
+    /// ignoring case, which cost as much as decoding the fields.
+    static func decodeRecord(_ row: Row, from first: Int, id: RecordID, assets: URL, keys: Set<String>?) throws -> Record {
+        let fields = try FieldCoding.decode(row[first + 1], zone: id.zoneID, assetsDirectory: assets, keys: keys)
+        var record = Record(stored: row[first], recordID: id, fields: fields)
+        record.creationDate = Date(timeIntervalSince1970: row[first + 2])
+        record.modificationDate = Date(timeIntervalSince1970: row[first + 3])
+        record.creatorUserRecordID = RecordID(recordName: row[first + 4])
+        record.lastModifiedUserRecordID = RecordID(recordName: row[first + 5])
+        record.recordChangeTag = row[first + 6]
         record.loadedKeys = keys
         return record
     }
@@ -91,14 +97,15 @@ struct SQLiteAccess: StorageWriter {
                 SELECT seq, zone, name, type, kind, previous, at FROM change WHERE seq > ? ORDER BY seq LIMIT ?
                 """), arguments: [sequence, limit])
         }
+        // By position, in the order of the SELECTs above.
         return try rows.map { row in
-            let id = RecordID(recordName: row["name"], zoneID: ZoneID(zoneName: row["zone"]))
-            let previous: String? = row["previous"]
+            let id = RecordID(recordName: row[2], zoneID: ZoneID(zoneName: row[1]))
+            let previous: String? = row[5]
             return ChangeRow(
-                sequence: row["seq"], recordID: id, recordType: row["type"],
-                kind: ChangeRow.Kind(rawValue: row["kind"]) ?? .updated,
+                sequence: row[0], recordID: id, recordType: row[3],
+                kind: ChangeRow.Kind(rawValue: row[4]) ?? .updated,
                 previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
-                date: Date(timeIntervalSince1970: row["at"]))
+                date: Date(timeIntervalSince1970: row[6]))
         }
     }
 
