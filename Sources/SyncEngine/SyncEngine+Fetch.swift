@@ -161,23 +161,28 @@ extension SyncEngine {
 ///
 /// A filesystem event may come from a commit still being written, which is not
 /// visible yet; once it is, no further event follows. So after an event with no
-/// visible change the loop looks again after 1, 2, 4, 8 and 16 ms, rather than
-/// waiting for the next commit or the poll timer to wake it.
+/// visible change the loop looks again: every millisecond at first, then less
+/// often, for about 40 ms in all, rather than waiting for the next commit or
+/// the poll timer. The first steps are short because the writer is often only
+/// a moment behind, or was put off the CPU by the readers its first write woke.
 struct Recheck {
-    /// Seconds until the next look, or `nil` for none.
-    private(set) var delay: Double?
+    /// The waits, in seconds, after an event with nothing visible.
+    static let schedule: [Double] = [0.001, 0.001, 0.001, 0.001, 0.001, 0.002, 0.002, 0.004, 0.008, 0.016]
 
-    static let first = 0.001
-    static let last = 0.016
+    /// How many waits of the schedule were used; `nil` when not rechecking.
+    private var step: Int?
+
+    /// Seconds until the next look, or `nil` for none.
+    var delay: Double? { step.map { Self.schedule[$0] } }
 
     /// Takes in how the loop woke and whether it then saw a change.
     mutating func note(_ wake: ChangeWatcher.Wake, changed: Bool) {
         if changed || wake == .woken {
-            delay = nil
-        } else if let delay {
-            self.delay = delay * 2 <= Self.last ? delay * 2 : nil
+            step = nil
+        } else if let step {
+            self.step = step + 1 < Self.schedule.count ? step + 1 : nil
         } else if wake == .filesystem {
-            delay = Self.first
+            step = 0
         }
     }
 }

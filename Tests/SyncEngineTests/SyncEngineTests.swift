@@ -258,11 +258,13 @@ import Testing
             delays.append(delay)
             recheck.note(.timeout, changed: false)
         }
-        #expect(delays == [0.001, 0.002, 0.004, 0.008, 0.016])
+        #expect(delays == Recheck.schedule)
+        #expect(delays.reduce(0, +) > 0.03, "rechecks go on long enough for a writer put off the CPU")
+        #expect(delays.prefix(5).allSatisfy { $0 <= 0.001 }, "the first looks come quickly")
 
         recheck.note(.filesystem, changed: false)
         recheck.note(.timeout, changed: false)
-        #expect(recheck.delay == 0.002)
+        #expect(recheck.delay == Recheck.schedule[1])
         recheck.note(.timeout, changed: true)
         #expect(recheck.delay == nil, "a change seen ends the rechecks")
         recheck.note(.filesystem, changed: true)
