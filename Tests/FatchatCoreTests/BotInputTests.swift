@@ -49,8 +49,12 @@ import Testing
 
     @Test func formatterMakesOtherPeoplesTextInert() {
         #expect(Sanitizer.inert("a\u{1B}[2Jb\rc\u{7}") == "a^[[2Jb^Mc^G")
-        #expect(Sanitizer.inert("\u{9B}31m \u{202E}rev") == "<U+009B>31m <U+202E>rev")
+        // The same rules as the full-screen client: C1 controls in hex, bidi overrides and lone format characters dropped.
+        #expect(Sanitizer.inert("\u{9B}31m \u{202E}rev") == "<9b>31m rev")
+        #expect(Sanitizer.inert("zero\u{200B}width") == "zerowidth")
         #expect(Sanitizer.inert("你好 🍕") == "你好 🍕")
+        let line = EventFormatter(json: false).event("info", ["text": "a\u{1B}]0;owned\u{7}b\u{202E}c"])
+        #expect(line == "-- a^[]0;owned^Gbc")
     }
 
     @Test func handleColoursAreStable() {

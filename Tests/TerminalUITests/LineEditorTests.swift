@@ -1,5 +1,6 @@
 import Testing
 @testable import TerminalUI
+import FatchatCore
 
 @Suite struct LineEditorTests {
     /// An editor after typing `text` key by key.

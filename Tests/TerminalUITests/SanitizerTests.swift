@@ -1,5 +1,6 @@
 import Testing
 @testable import TerminalUI
+@testable import FatchatCore
 
 @Suite struct SanitizerTests {
     @Test func escapeAndCarriageReturnBecomeCaretNotation() {

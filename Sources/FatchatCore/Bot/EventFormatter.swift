@@ -80,28 +80,6 @@ public struct EventFormatter: Sendable {
     }
 }
 
-/// Makes other people's text safe for a terminal: control characters and escapes become visible, inert symbols.
-public enum Sanitizer {
-    /// `ESC` shows as `^[`, other C0 controls as `^X`, DEL as `^?`, C1 controls and bidi overrides as `<U+XXXX>`.
-    public static func inert(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x00..<0x20:
-                out += "^" + String(UnicodeScalar(UInt8(scalar.value) + 0x40))
-            case 0x7F:
-                out += "^?"
-            case 0x80..<0xA0, 0x202A...0x202E, 0x2066...0x2069:
-                out += String(format: "<U+%04X>", scalar.value)
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-}
-
 /// A handle's colour, hashed from the user's identity so it is the same everywhere:
 /// in the full-screen client and in `bot`/`read` output to a terminal.
 public enum HandleColor {

@@ -1,4 +1,5 @@
 import CNCurses
+import FatchatCore
 import Foundation
 
 /// The ncurses backend: sets the terminal up, reads keys, and copies a ``Screen`` to it.

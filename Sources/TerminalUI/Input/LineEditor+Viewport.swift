@@ -1,3 +1,5 @@
+import FatchatCore
+
 extension LineEditor {
     /// The part of the line that fits in `width` cells, scrolled horizontally so that the
     /// cursor shows, with the cursor's column in it. Newlines show as `↵`, controls as `^X`.

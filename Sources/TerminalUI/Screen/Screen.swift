@@ -1,3 +1,5 @@
+import FatchatCore
+
 /// An in-memory grid of cells that views draw into; a backend copies it to a real terminal.
 ///
 /// Every write goes through ``Sanitizer`` and ``DisplayWidth``, so nothing in the grid can

@@ -1,3 +1,5 @@
+import FatchatCore
+
 /// Greedy word wrapping by display width, over grapheme clusters.
 ///
 /// Lines break after spaces; a word longer than a line is broken inside; LF forces a break.

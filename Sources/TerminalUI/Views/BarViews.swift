@@ -1,3 +1,5 @@
+import FatchatCore
+
 /// The title line and the status line: one-row bars in reverse video.
 enum BarViews {
     static func drawTitle(_ title: ChannelTitle?, in rect: Rect, on screen: inout Screen, theme: Theme) {

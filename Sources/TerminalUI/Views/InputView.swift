@@ -1,3 +1,5 @@
+import FatchatCore
+
 /// The input line: a prompt with the channel name, then the editor's visible part.
 enum InputView {
     static func draw(_ editor: LineEditor, channelName: String?, in rect: Rect, on screen: inout Screen) {

@@ -1,3 +1,5 @@
+import FatchatCore
+
 /// The message view: the visible message lines, and a "new messages below" marker while scrolled up.
 enum MessageView {
     static func draw(_ viewport: MessageViewport, showsNewBelow: Bool, in rect: Rect, on screen: inout Screen, theme: Theme) {

@@ -1,3 +1,5 @@
+import FatchatCore
+
 /// Things drawn over the panes: the notification banner and the help box.
 enum OverlayViews {
     static func drawBanner(_ banner: Banner, in rect: Rect, on screen: inout Screen, theme: Theme) {

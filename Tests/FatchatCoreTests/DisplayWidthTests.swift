@@ -1,5 +1,5 @@
 import Testing
-@testable import TerminalUI
+@testable import FatchatCore
 
 @Suite struct DisplayWidthTests {
     @Test func asciiIsOneCell() {
