@@ -36,7 +36,7 @@ struct BenchSettings: ParsableArguments {
     var processes: Int?
     @Option(help: "Messages each posting process commits (default 1000; smoke 20).")
     var postsPerProcess: Int?
-    @Option(help: "Repetitions of the post benchmark (default 3; smoke 2).")
+    @Option(help: "Repetitions of the post benchmark (default 5; smoke 2).")
     var postRuns: Int?
     @Option(help: "Messages sent per delivery configuration (default 200; smoke 10).")
     var deliveryMessages: Int?
@@ -59,7 +59,7 @@ struct BenchSettings: ParsableArguments {
     var channelCount: Int { pick(channels, 100, 4) }
     var processCount: Int { pick(processes, 8, 2) }
     var postCount: Int { pick(postsPerProcess, 1000, 20) }
-    var postRunCount: Int { pick(postRuns, 3, 2) }
+    var postRunCount: Int { pick(postRuns, 5, 2) }
     var deliveryCount: Int { pick(deliveryMessages, 200, 10) }
     var queryRunCount: Int { pick(queryRuns, 200, 10) }
     var depthPages: Int { pick(depth, 1000, 5) }

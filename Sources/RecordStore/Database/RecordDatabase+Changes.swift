@@ -103,7 +103,7 @@ extension RecordDatabase {
             var changes: [RecordChange] = []
             for row in rows {
                 if current[row.recordID] == nil {
-                    current[row.recordID] = .some(try reader.record(row.recordID, keys: nil))
+                    current[row.recordID] = .some(row.current)
                 } else {
                     order.removeAll { $0 == row.recordID }
                 }

@@ -38,6 +38,8 @@ struct ChangeRow: Sendable {
     /// The fields before an update or delete, so that subscriptions can tell what stopped matching.
     var previousFields: [String: FieldValue]?
     var date: Date
+    /// The record as it is now, read with the change; `nil` when it was deleted since.
+    var current: Record?
 }
 
 /// Reads that any storage engine answers.

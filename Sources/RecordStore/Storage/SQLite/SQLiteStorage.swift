@@ -46,7 +46,8 @@ struct SQLiteAccess: StorageWriter {
     }
 
     /// The record columns that `decodeRecord` reads, in its order.
-    static let recordColumns = "type, fields, created, modified, creator, modifier, tag"
+    static let recordColumnNames = ["type", "fields", "created", "modified", "creator", "modifier", "tag"]
+    static let recordColumns = recordColumnNames.joined(separator: ", ")
 
     /// Builds a record from a row holding `recordColumns` from column `first` on.
     ///
@@ -87,26 +88,38 @@ struct SQLiteAccess: StorageWriter {
     }
 
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> [ChangeRow] {
-        let rows: [Row]
+        // Each change with its record as it is now, in one statement (the record's columns are NULL once it is gone).
+        let select = """
+            SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(Self.recordColumnNames.map { "r." + $0 }.joined(separator: ", "))
+            FROM change c LEFT JOIN record r ON r.zone = c.zone AND r.name = c.name
+            """
+        let rows: RowCursor
         if let zone {
-            rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT seq, zone, name, type, kind, previous, at FROM change WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?
-                """), arguments: [zone, sequence, limit])
+            rows = try Row.fetchCursor(db.cachedStatement(sql: select + " WHERE c.zone = ? AND c.seq > ? ORDER BY c.seq LIMIT ?"),
+                                       arguments: [zone, sequence, limit])
         } else {
-            rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT seq, zone, name, type, kind, previous, at FROM change WHERE seq > ? ORDER BY seq LIMIT ?
-                """), arguments: [sequence, limit])
+            rows = try Row.fetchCursor(db.cachedStatement(sql: select + " WHERE c.seq > ? ORDER BY c.seq LIMIT ?"),
+                                       arguments: [sequence, limit])
         }
-        // By position, in the order of the SELECTs above.
-        return try rows.map { row in
+        // By position, in the order of the SELECT above. A record changed several times in one
+        // batch is decoded once.
+        var changes: [ChangeRow] = []
+        var decoded: [RecordID: Record] = [:]
+        while let row = try rows.next() {
             let id = RecordID(recordName: row[2], zoneID: ZoneID(zoneName: row[1]))
             let previous: String? = row[5]
-            return ChangeRow(
+            var current: Record?
+            if (row[7] as Int64?) != nil {
+                current = try decoded[id] ?? Self.decodeRecord(row, from: 8, id: id, assets: assets, keys: nil)
+                decoded[id] = current
+            }
+            changes.append(ChangeRow(
                 sequence: row[0], recordID: id, recordType: row[3],
                 kind: ChangeRow.Kind(rawValue: row[4]) ?? .updated,
                 previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
-                date: Date(timeIntervalSince1970: row[6]))
+                date: Date(timeIntervalSince1970: row[6]), current: current))
         }
+        return changes
     }
 
     func latestSequence() throws -> Int64 {
