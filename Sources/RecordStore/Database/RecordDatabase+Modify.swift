@@ -106,6 +106,9 @@ extension RecordDatabase {
         private(set) var loggedChanges = false
         /// Zones looked up so far: whether each keeps a change log, `nil` for no such zone.
         private var zones: [String: Bool?] = [:]
+        /// Reference targets found to exist: a batch of messages to one channel looks it up once.
+        /// Only saves consult it, and they run before the batch's deletes, so a target stays.
+        private var existing: Set<RecordID> = []
 
         init(writer: any StorageWriter, now: Date, batch: Set<RecordID>, sources: [String: URL]) {
             self.writer = writer
@@ -122,6 +125,14 @@ extension RecordDatabase {
                 throw StoreError(.zoneNotFound, "The zone '\(zone.zoneName)' does not exist; create it before saving records into it.")
             }
             return known
+        }
+
+        /// Whether a record exists, remembering the ones that do.
+        mutating func exists(_ id: RecordID) throws -> Bool {
+            if existing.contains(id) { return true }
+            guard try writer.exists(id) else { return false }
+            existing.insert(id)
+            return true
         }
 
         /// Appends to the change log, unless the record's zone keeps none.
@@ -249,7 +260,7 @@ extension RecordDatabase {
         stored.replaceFields(fields)
         try checkSize(stored)
         for reference in stored.references where !write.batch.contains(reference.recordID) {
-            guard try writer.exists(reference.recordID) else {
+            guard try write.exists(reference.recordID) else {
                 throw StoreError(.referenceViolation, "\(id) refers to \(reference.recordID), which does not exist.")
             }
         }
