@@ -53,9 +53,11 @@ extension RecordDatabase {
             if records.contains(where: { $0.recordID == id }) { result.saveResults[id] = .failure(error) } else { result.deleteResults[id] = .failure(error) }
         }
 
-        // Each item of a non-atomic batch runs in a savepoint, so that a failure undoes only
-        // that item. An atomic batch, or a single item, needs none: a failure rolls back the
-        // whole transaction, and each savepoint costs two statements.
+        // In a non-atomic batch an item fails alone. Its checks all come before its first
+        // write, so a failed check leaves nothing to undo; only a save that also places
+        // assets (which can fail after the row is written) runs in a savepoint, as each
+        // savepoint costs two statements. An atomic batch, or a single item, rolls back
+        // whole; so does a batch whose item fails while writing (an I/O error, say).
         let isolateItems = !atomic && total > 1
         let saving = Self.referencedFirst(prepared)
         let savingIDs = Set(saving.map(\.recordID))
@@ -64,16 +66,18 @@ extension RecordDatabase {
             return try storage.write { writer in
                 var outcome = result
                 var write = BatchWrite(writer: writer, now: Date(), batch: savingIDs, sources: sources)
-                func item<T>(_ id: RecordID, _ body: () throws -> T) throws -> Result<T, StoreError> {
+                func item<T>(_ id: RecordID, savepoint: Bool = false, _ body: () throws -> T) throws -> Result<T, StoreError> {
+                    let undoable = isolateItems && savepoint
+                    write.itemWrote = false
                     do {
-                        return .success(isolateItems ? try writer.savepoint(body) : try body())
+                        return .success(undoable ? try writer.savepoint(body) : try body())
                     } catch let error as StoreError {
-                        if !isolateItems { throw AtomicFailure(recordID: id, error: error) }
+                        if !isolateItems || (write.itemWrote && !undoable) { throw AtomicFailure(recordID: id, error: error) }
                         return .failure(error)
                     }
                 }
                 for record in saving {
-                    outcome.saveResults[record.recordID] = try item(record.recordID) {
+                    outcome.saveResults[record.recordID] = try item(record.recordID, savepoint: !record.assets.isEmpty) {
                         try saveOne(record, policy: savePolicy, in: &write)
                     }
                 }
@@ -104,6 +108,8 @@ extension RecordDatabase {
         var orphanedAssets: Set<String> = []
         /// Whether anything went into the change log, which then may need pruning.
         private(set) var loggedChanges = false
+        /// Whether the current item has begun writing: past its checks, a failure can no longer stand alone.
+        var itemWrote = false
         /// Zones looked up so far: whether each keeps a change log, `nil` for no such zone.
         private var zones: [String: Bool?] = [:]
         /// Reference targets found to exist: a batch of messages to one channel looks it up once.
@@ -270,6 +276,7 @@ extension RecordDatabase {
         stored.lastModifiedUserRecordID = user.recordID
         stored.recordChangeTag = Self.newChangeTag()
         stored.loadedKeys = nil
+        write.itemWrote = true
         try writer.upsert(stored, isNew: existing == nil)
         // Hand back the dates exactly as a later fetch will decode them.
         let storedNow = Date(timeIntervalSince1970: now.timeIntervalSince1970)
@@ -320,6 +327,7 @@ extension RecordDatabase {
             }
             index += 1
         }
+        write.itemWrote = true
         for target in doomed {
             guard let removed = target == id ? root : try writer.record(target, keys: nil) else { continue }
             try writer.remove(removed)
