@@ -25,10 +25,10 @@ public struct OutboxEntry: Sendable {
     public var record: Record?
     /// How the save treats a stored copy: conflicts by change tag, or only the keys it sets.
     public var savePolicy: SavePolicy = .ifServerRecordUnchanged
-    /// Orders entries: earlier first.
-    var order: Int64
     /// The outbox record as it was read; its change tag tells whether the entry was replaced since.
     var item: Record
+    /// Orders entries: earlier first.
+    var order: Int64 { item["order"]?.int64Value ?? 0 }
 }
 
 /// Entries the sender is done with (sent, or failed for good) whose outbox records
@@ -285,6 +285,6 @@ struct Outbox: Sendable {
         }
         let policy = item["policy"]?.stringValue.flatMap(SavePolicy.init(rawValue:)) ?? .ifServerRecordUnchanged
         return OutboxEntry(recordID: target, recordType: type, operation: op, state: state, record: record,
-                           savePolicy: policy, order: item["order"]?.int64Value ?? 0, item: item)
+                           savePolicy: policy, item: item)
     }
 }

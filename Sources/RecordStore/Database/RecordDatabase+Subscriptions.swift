@@ -54,7 +54,7 @@ extension RecordDatabase {
                 throw StoreError(.invalidArguments, "Zone subscriptions exist only in private databases; use a query subscription in the public database.")
             }
             if let recordType { try Identifier.checkRecordType(recordType) }
-            guard try storage.read({ try $0.zoneExists(zone.zoneName) }) else {
+            guard try storage.read({ try $0.zoneKeepsChanges(zone.zoneName) }) != nil else {
                 throw StoreError(.zoneNotFound, "There is no zone '\(zone.zoneName)' to subscribe to.")
             }
         }

@@ -48,7 +48,6 @@ protocol StorageReader {
     func exists(_ id: RecordID) throws -> Bool
     func recordIDs(inZone name: String) throws -> [RecordID]
     func zoneNames() throws -> [String]
-    func zoneExists(_ name: String) throws -> Bool
     /// Whether saves and deletes in the zone go into the change log; `nil` when there is no such zone.
     func zoneKeepsChanges(_ name: String) throws -> Bool?
     /// Change-log entries after `sequence`, oldest first, optionally for one zone.

@@ -79,10 +79,6 @@ struct SQLiteAccess: StorageWriter {
         try String.fetchAll(db, sql: "SELECT name FROM zone ORDER BY created, name")
     }
 
-    func zoneExists(_ name: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM zone WHERE name = ?)"), arguments: [name]) ?? false
-    }
-
     func zoneKeepsChanges(_ name: String) throws -> Bool? {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT changes FROM zone WHERE name = ?"), arguments: [name])
     }
