@@ -73,8 +73,10 @@ extension ChatClient {
     @discardableResult
     public func attach(_ path: String, to name: ChannelName) throws -> Record {
         let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            throw CommandError("Cannot read \(path); give the path of a readable file.")
+        do {
+            try Asset.checkSource(url)
+        } catch let error as StoreError {
+            throw CommandError("Cannot attach \(path): \(error.message)")
         }
         let channel = try joinedChannel(name)
         let record = Message.record(text: url.lastPathComponent, handle: handle, in: channel.name,
@@ -197,13 +199,10 @@ extension ChatClient {
         let message = try resolveMessage(reference, in: name)
         guard let asset = message.attachment else { throw CommandError("Message \(message.shortID) has no attachment.") }
         let target = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
-        guard !FileManager.default.fileExists(atPath: target.path) else {
-            throw CommandError("\(path) exists already; choose a new path, nothing was overwritten.")
-        }
         do {
-            try FileManager.default.copyItem(at: asset.fileURL, to: target)
-        } catch {
-            throw CommandError("Cannot write \(path): \(error.localizedDescription)")
+            try container.publicDatabase.copyAsset(asset, to: target)
+        } catch let error as StoreError {
+            throw CommandError("Cannot save the attachment of \(message.shortID): \(error.message)")
         }
     }
 

@@ -192,6 +192,10 @@ enum FieldCoding {
                 }
             case "a":
                 if case .string(let hash) = value {
+                    // A stored name becomes a path: anything but a SHA-256 is refused here.
+                    guard AssetName.isValid(hash) else {
+                        throw StoreError(.badDatabase, "Stored field '\(key)' names an asset that is not a SHA-256; someone wrote it into the file directly.")
+                    }
                     return .asset(Asset(fileURL: assets.appendingPathComponent(hash), contentHash: hash, size: extra?.int64Value ?? 0))
                 }
             default:

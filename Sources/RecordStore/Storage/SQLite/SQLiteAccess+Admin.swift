@@ -35,10 +35,7 @@ extension SQLiteAccess {
             AND NOT EXISTS (SELECT 1 FROM record WHERE record.zone = reference.zone AND record.name = reference.target)
             """) ?? 0
         if dangling > 0 { problems.append("\(dangling) record(s) hold a deleteSelf reference to a record that is gone") }
-        for hash in try String.fetchAll(db, sql: "SELECT DISTINCT hash FROM asset_use")
-        where !FileManager.default.fileExists(atPath: assets.appendingPathComponent(hash).path) {
-            problems.append("asset \(hash) is used but its file is missing")
-        }
+        problems += AssetStore(directory: assets).problems(inUse: try String.fetchAll(db, sql: "SELECT DISTINCT hash FROM asset_use"))
         return problems
     }
 
