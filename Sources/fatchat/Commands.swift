@@ -29,16 +29,25 @@ struct Chat: ParsableCommand {
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make a container that several OS users can share.",
-        discussion: "With --group, the directory is setgid to that group and group-writable, and so are the files SQLite creates in it later.")
+        discussion: """
+            With --group, the directory is setgid to that group, and only its members may read or write it \
+            (2770; the database 0660, assets 0640), and so it stays for the files SQLite creates later. \
+            Without --group the container is yours alone (0700). --public lets every local user read it. \
+            init refuses a directory that already holds any part of a container, and changes nothing it did not make: \
+            a directory that exists must already have the group and mode asked for.
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The directory to make the container in.") var directory: String
     @Option(help: "The group whose members may use the container.") var group: String?
+    @Flag(name: .customLong("public"), help: "Let every local user read the container (2775, files 0664, assets 0644).") var readableByOthers = false
 
     func run() throws {
         try reportingErrors {
             let url = URL(fileURLWithPath: directory)
-            let container = try SharedContainer.make(at: url, group: group, mode: global.fsMode.flatMap(JournalMode.init(rawValue:)))
-            print("Created \(container.url.path) (\(container.mode.rawValue) mode\(group.map { ", shared with group \($0)" } ?? "")).")
+            let container = try SharedContainer.make(at: url, group: group, readableByOthers: readableByOthers,
+                                                     mode: global.fsMode.flatMap(JournalMode.init(rawValue:)))
+            let sharing = group.map { ", shared with group \($0)" } ?? ""
+            print("Created \(container.url.path) (\(container.mode.rawValue) mode\(sharing)\(readableByOthers ? ", readable by everyone" : "")).")
         }
     }
 }

@@ -37,8 +37,13 @@ struct GlobalOptions: ParsableArguments {
         return Container.defaultURL
     }
 
+    /// Opens the container; only the embedded default in the user's own data directory is made on first use.
+    ///
+    /// Any other directory is made by `fatchat init`, once, so that a
+    /// container whose descriptor has gone is never silently made anew.
     func openContainer(create: Bool = true) throws -> Container {
-        var options = Container.Options(create: create)
+        let named = container != nil || !(ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"] ?? "").isEmpty
+        var options = Container.Options(create: create && !named)
         if let fsMode {
             guard let mode = JournalMode(rawValue: fsMode) else {
                 throw ValidationError("--fs-mode is 'local' or 'network', not '\(fsMode)'.")

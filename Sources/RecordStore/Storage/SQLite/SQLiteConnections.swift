@@ -17,12 +17,12 @@ struct SQLiteSettings: Sendable {
     /// How long the storage keeps retrying a busy database before `zoneBusy`.
     var busyDeadline: TimeInterval = 120
 
-    /// An SQLite URI for the file; `mode=rw` so a vanished file is never silently recreated.
-    func uri(vfs: String) -> String {
+    /// An SQLite URI for the file; `mode=rw` (or `ro`) so a vanished file is never silently recreated.
+    func uri(vfs: String, readOnly: Bool = false) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
         let escaped = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
-        return "file:\(escaped)?mode=rw&vfs=\(vfs)"
+        return "file:\(escaped)?mode=\(readOnly ? "ro" : "rw")&vfs=\(vfs)"
     }
 
     /// Runs `attempt` again while the database is busy, until the deadline.
@@ -79,9 +79,10 @@ final class LocalConnections: SQLiteConnections {
         do {
             // GRDB opens the pool's readers read-only, which a `mode=rw` URI
             // would refuse; so the path is used as is, after checking it exists.
-            _ = try FileIdentity.of(settings.path)
+            // Opening the pool writes to the file, so first make sure it is ours.
             return try settings.retryingBusy {
-                try DatabasePool(path: settings.path, configuration: config)
+                _ = try DatabaseFile.inspect(settings.path)
+                return try DatabasePool(path: settings.path, configuration: config)
             }
         } catch {
             throw StoreError.translating(error, path: settings.path)
@@ -89,7 +90,7 @@ final class LocalConnections: SQLiteConnections {
     }
 
     private func currentPool() throws -> DatabasePool {
-        let identity = try? FileIdentity.of(settings.path)
+        let identity = try FileIdentity.ifPresent(settings.path)
         return try state.withLock { state in
             if let state = state, state.inode == identity { return state.pool }
             guard let identity else {
@@ -129,12 +130,17 @@ final class NetworkConnections: SQLiteConnections {
     /// How long one lock must be seen held, unchanged, before it is taken to be left by a killed process.
     let staleLockAge: TimeInterval
 
+    /// The file last found to be ours; a different file at the path is looked at again before it is written.
+    private let checked: Mutex<FileIdentity?>
+
     init(settings: SQLiteSettings, staleLockAge: TimeInterval = 45) throws {
         self.settings = settings
         self.staleLockAge = staleLockAge
+        self.checked = Mutex(nil)
         var watch = LockWatch()
         do {
             try settings.retryingBusy(beforeRetry: { breakStaleLock(&watch) }, alsoRetry: lostLockRace) {
+                try checkFile()
                 let queue = try open()
                 defer { try? queue.close() }
                 try queue.writeWithoutTransaction { db in
@@ -145,6 +151,14 @@ final class NetworkConnections: SQLiteConnections {
         } catch {
             throw StoreError.translating(error, path: settings.path)
         }
+    }
+
+    /// Makes sure the file at the path is Fatchat's before a connection that may write opens it.
+    private func checkFile() throws {
+        let identity = try FileIdentity.of(settings.path)
+        if checked.withLock({ $0 == identity }) { return }
+        _ = try DatabaseFile.inspect(settings.path, location: settings.uri(vfs: "unix-dotfile", readOnly: true))
+        checked.withLock { $0 = identity }
     }
 
     private func open() throws -> DatabaseQueue {
@@ -209,6 +223,7 @@ final class NetworkConnections: SQLiteConnections {
         do {
             var watch = LockWatch()
             return try settings.retryingBusy(beforeRetry: { breakStaleLock(&watch) }, alsoRetry: lostLockRace) {
+                try checkFile()
                 let queue = try open()
                 defer { try? queue.close() }
                 return try body(queue)
@@ -232,11 +247,22 @@ struct FileIdentity: Equatable, Sendable {
     var device: UInt64
     var inode: UInt64
 
+    /// The file at `path`, which must be there and be a plain file, not a symlink.
     static func of(_ path: String) throws -> FileIdentity {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw StoreError(.serviceUnavailable, "\(path) is not there (\(String(cString: strerror(errno)))).")
+        guard let identity = try ifPresent(path) else {
+            throw StoreError(.serviceUnavailable, "\(path) is not there (\(String(cString: strerror(ENOENT)))).")
         }
+        return identity
+    }
+
+    /// The file at `path`, or nil when nothing is there; a symlink someone planted is an error.
+    static func ifPresent(_ path: String) throws -> FileIdentity? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw StoreError(.serviceUnavailable, "\(path) cannot be reached (\(String(cString: strerror(errno)))).")
+        }
+        try DatabaseFile.checkRegular(info, path: path)
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }

@@ -91,15 +91,19 @@ enum Schema {
         return migrator
     }
 
-    /// Refuses files that are not ours or are newer than this build, then brings ours up to date.
+    /// Refuses files that are not ours or are newer than this build, then brings ours up to date and marks it.
+    ///
+    /// `DatabaseFile.inspect` has already looked at the file without writing;
+    /// these checks repeat on the writer's own connection, in case the file
+    /// changed in between.
     static func prepare(_ writer: any DatabaseWriter, path: String) throws {
         let migrator = self.migrator
-        let state = try writer.read { db -> (foreign: Bool, superseded: Bool, complete: Bool) in
+        let state = try writer.read { db -> (foreign: Bool, superseded: Bool, complete: Bool, marked: Bool) in
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-            let ours = tables.contains("fatchat_meta")
-            let foreign = !tables.isEmpty && !ours && !tables.allSatisfy { $0 == "grdb_migrations" }
-            guard !foreign, try db.tableExists("grdb_migrations") else { return (foreign, false, false) }
-            return (false, try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db))
+            let mark = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let foreign = !tables.contains("fatchat_meta") || (mark != 0 && mark != DatabaseFile.applicationID)
+            guard !foreign, try db.tableExists("grdb_migrations") else { return (foreign, false, false, false) }
+            return (false, try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db), mark == DatabaseFile.applicationID)
         }
         if state.foreign {
             throw StoreError(.badDatabase, "\(path) is an SQLite database, but not a Fatchat one; it was left untouched. Point the container somewhere else.")
@@ -107,12 +111,17 @@ enum Schema {
         if state.superseded {
             throw StoreError(.incompatibleVersion, "\(path) was written by a newer version of Fatchat; upgrade this build to open it. The file was left untouched.")
         }
-        if state.complete { return }
+        if state.complete {
+            // A file an earlier build made gets the mark once, on its first open by this one.
+            if !state.marked { try writer.writeWithoutTransaction { try DatabaseFile.mark($0) } }
+            return
+        }
         // Several processes may open a new file at once. Each migration runs in
         // its own IMMEDIATE transaction, so a loser fails cleanly: check again.
         for attempt in 0..<20 {
             do {
                 try migrator.migrate(writer)
+                try writer.writeWithoutTransaction { try DatabaseFile.mark($0) }
                 return
             } catch {
                 let done = (try? writer.read { try migrator.hasCompletedMigrations($0) }) ?? false
