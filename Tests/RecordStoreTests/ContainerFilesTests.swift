@@ -188,26 +188,6 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
-    @Test func aNewerFatchatFileKeepsItsHeader() throws {
-        let dir = try TemporaryDirectory()
-        let container = try dir.container()
-        try container.publicDatabase.save(Record(recordType: "Note"))
-        let path = container.url.appendingPathComponent("public.sqlite").path
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')")
-        }
-        // Fold the WAL in and close everything, as a quiet container is between runs.
-        try DatabaseQueue(path: path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
-
-        for _ in 0..<2 {
-            let error = #expect(throws: StoreError.self) { try dir.container() }
-            #expect(error?.code == .incompatibleVersion)
-        }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-    }
-
     @Test(arguments: [JournalMode.local, .network])
     func aFileFromBeforeTheMarkOpensAndIsMarkedOnce(mode: JournalMode) throws {
         let dir = try TemporaryDirectory()
