@@ -126,7 +126,7 @@ struct HostileContainerTests {
             UPDATE record SET fields = \(planted(path["del"])) WHERE name = '\(first)';
             UPDATE record SET fields = \(planted(path["delete"])) WHERE type = 'Message' AND json_extract(fields, '$.text.v') = 'second';
             UPDATE record SET fields = \(planted(path["leave"])) WHERE type = 'Membership' AND name LIKE 'member.left.%';
-            INSERT INTO asset_use (hash, record) SELECT '\(sandbox.traversal(to: path["reset"] ?? ""))', min(id) FROM record;
+            INSERT INTO asset_use (hash, record) SELECT '\(sandbox.traversal(to: path["reset"] ?? ""))', id FROM record WHERE name = 'channel.left';
             """)
         #expect(attack.errorText.isEmpty, "\(attack.errorText)")
 
@@ -240,7 +240,7 @@ struct HostileContainerTests {
 
     @Test func aForeignRollbackFileStaysInRollbackModeAndByteIdentical() async throws {
         let sandbox = try await Sandbox()
-        try await shell(Self.mallory, "rm \"$1\" && /usr/bin/sqlite3 \"$1\" 'CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)'", [sandbox.publicFile])
+        try await shell(Self.mallory, "rm \"$1\" && /usr/bin/sqlite3 \"$1\" 'CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)' && chmod 660 \"$1\"", [sandbox.publicFile])
         let before = try Data(contentsOf: URL(fileURLWithPath: sandbox.publicFile))
         #expect(before[18] == 1, "rollback journal to begin with")
         let post = try await fatchat(Self.alice, ["post", "--container", sandbox.container, "general", "hello"])
