@@ -24,6 +24,25 @@ enum DatabaseFile {
     /// `location` is what SQLite opens (a path, or a URI naming another VFS).
     static func inspect(_ path: String, location: String? = nil) throws -> Kind {
         try checkEntries(path)
+        do {
+            return try query(path, location: location)
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
+            // A writer died inside a transaction and left a hot journal. Rolling it
+            // back is a write, so only the header written at creation can say whose file it is.
+            guard try markInHeader(path) == applicationID else {
+                throw StoreError(.badDatabase, "\(path) holds an unfinished transaction of a program that is not Fatchat (or of a Fatchat build from before files were marked); it was left untouched. Open it once with the program that wrote it.")
+            }
+            return .ours
+        }
+    }
+
+    /// Errors of a read-only connection that only mean a writer is setting up or recovering the WAL index: try again.
+    static func isTransientForReaders(_ error: DatabaseError) -> Bool {
+        [.SQLITE_READONLY_RECOVERY, .SQLITE_READONLY_CANTLOCK, .SQLITE_READONLY_CANTINIT].contains(error.extendedResultCode)
+    }
+
+    /// Asks the file through a read-only connection what it is.
+    private static func query(_ path: String, location: String?) throws -> Kind {
         var config = Configuration()
         config.readonly = true
         config.busyMode = .immediateError
@@ -41,6 +60,19 @@ enum DatabaseFile {
             }
             return mark == applicationID ? .ours : .unmarked
         }
+    }
+
+    /// The `application_id` in the file's header on disk, read without SQLite; 0 when it has none.
+    private static func markInHeader(_ path: String) throws -> Int32 {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw StoreError(.serviceUnavailable, "Cannot read \(path): \(DirectoryHandle.reason(errno)).")
+        }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 100)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count == header.count, header.starts(with: Array("SQLite format 3\0".utf8)) else { return 0 }
+        return header[68..<72].reduce(Int32(0)) { $0 << 8 | Int32($1) }
     }
 
     /// Refuses a database path, or a journal beside it, that is a symlink, and a database file that is not a plain, non-empty file.

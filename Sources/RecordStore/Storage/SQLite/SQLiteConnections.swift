@@ -80,7 +80,7 @@ final class LocalConnections: SQLiteConnections {
             // GRDB opens the pool's readers read-only, which a `mode=rw` URI
             // would refuse; so the path is used as is, after checking it exists.
             // Opening the pool writes to the file, so first make sure it is ours.
-            return try settings.retryingBusy {
+            return try settings.retryingBusy(alsoRetry: DatabaseFile.isTransientForReaders) {
                 _ = try DatabaseFile.inspect(settings.path)
                 return try DatabasePool(path: settings.path, configuration: config)
             }
@@ -181,9 +181,10 @@ final class NetworkConnections: SQLiteConnections {
     /// than EEXIST (SQLite says SQLITE_IOERR_LOCK), and a hot journal can vanish
     /// between SQLite seeing it and opening it (SQLITE_CANTOPEN while the
     /// database file is there). Both surfaced as `serviceUnavailable` to writers
-    /// on two sshfs mounts of one directory.
+    /// on two sshfs mounts of one directory. A read-only look at the file
+    /// can meet another process setting up its lock state the same way.
     private func lostLockRace(_ error: DatabaseError) -> Bool {
-        if error.extendedResultCode == .SQLITE_IOERR_LOCK { return true }
+        if error.extendedResultCode == .SQLITE_IOERR_LOCK || DatabaseFile.isTransientForReaders(error) { return true }
         if error.resultCode == .SQLITE_CANTOPEN { return access(settings.path, F_OK) == 0 }
         return false
     }
