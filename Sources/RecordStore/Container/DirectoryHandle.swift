@@ -60,6 +60,10 @@ final class DirectoryHandle {
             throw StoreError(errno == EEXIST ? .badContainer : .permissionFailure, "Cannot create \(path(of: name)): \(Self.reason(errno)).")
         }
         let made = try directory(name)
+        // Someone who can write here could have swapped in a directory of theirs meanwhile.
+        guard try made.status().st_uid == geteuid() else {
+            throw StoreError(.badContainer, "\(made.path) was replaced by someone else while it was being made; nothing was changed in it.")
+        }
         try Self.give(made.fd, made.path, mode: mode, group: group)
         return made
     }
