@@ -59,16 +59,21 @@ final class LocalConnections: SQLiteConnections {
 
     init(settings: SQLiteSettings) throws {
         self.settings = settings
-        let pool = try Self.open(settings)
+        let (pool, identity) = try Self.open(settings)
         do {
             try Schema.prepare(pool, path: settings.path)
         } catch {
             throw StoreError.translating(error, path: settings.path)
         }
-        self.state = Mutex((pool, try FileIdentity.of(settings.path)))
+        self.state = Mutex((pool, identity))
     }
 
-    private static func open(_ settings: SQLiteSettings) throws -> DatabasePool {
+    /// Opens a pool on the file at the path, and tells which file that was.
+    ///
+    /// SQLite opens by path, following a symlink; the path is looked at
+    /// before and after, so that a file swapped in meanwhile is refused
+    /// before any transaction runs on it.
+    private static func open(_ settings: SQLiteSettings) throws -> (DatabasePool, FileIdentity) {
         var config = Configuration()
         config.busyMode = .timeout(settings.busyTimeout)
         config.journalMode = .wal
@@ -81,8 +86,13 @@ final class LocalConnections: SQLiteConnections {
             // would refuse; so the path is used as is, after checking it exists.
             // Opening the pool writes to the file, so first make sure it is ours.
             return try settings.retryingBusy(alsoRetry: DatabaseFile.isTransientForReaders) {
+                let identity = try FileIdentity.of(settings.path)
                 _ = try DatabaseFile.inspect(settings.path)
-                return try DatabasePool(path: settings.path, configuration: config)
+                let pool = try DatabasePool(path: settings.path, configuration: config)
+                guard try FileIdentity.of(settings.path) == identity else {
+                    throw StoreError(.serviceUnavailable, "\(settings.path) was replaced while it was being opened; try again.")
+                }
+                return (pool, identity)
             }
         } catch {
             throw StoreError.translating(error, path: settings.path)
@@ -97,9 +107,9 @@ final class LocalConnections: SQLiteConnections {
                 state = nil
                 throw StoreError(.serviceUnavailable, "\(settings.path) is not there; the container may be unmounted or moved. Changes wait until it is back.")
             }
-            let pool = try Self.open(settings)
+            let (pool, opened) = try Self.open(settings)
             try Schema.prepare(pool, path: settings.path)
-            state = (pool, identity)
+            state = (pool, opened)
             return pool
         }
     }
