@@ -72,7 +72,7 @@ extension SyncEngine {
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
                 if needsFetch {
-                    token = try fetchAll(from: token)
+                    try fetchAll(&token)
                     needsFetch = false
                     reportStatus(online: true, reason: nil, recount: false)
                 }
@@ -94,44 +94,42 @@ extension SyncEngine {
         flushToken()
     }
 
-    /// Fetches every batch since `token`, emits its events, then saves the new token.
-    private func fetchAll(from start: ChangeToken?) throws -> ChangeToken {
-        let database = container.publicDatabase
-        var token: ChangeToken
-        if let start {
-            token = start
-        } else if configuration.startFromBeginning {
-            token = try database.fetchChanges(since: nil, limit: 1).token
-            token = try fetchBatches(from: nil) ?? token
-            return token
-        } else {
-            token = try database.currentChangeToken()
-            try saveToken(token)
-            return token
+    /// Fetches every batch after `token` and emits its events; `token` moves past each batch as soon as it is delivered.
+    ///
+    /// `token` is the loop's own, and is updated even when this throws part way:
+    /// a retry after a failure must start after what was already emitted, or
+    /// every retry would deliver the same batch again. (A subscription row that
+    /// did not decode once made every engine re-deliver one batch per wake-up,
+    /// and its own reads woke it: one post became thousands of events.)
+    private func fetchAll(_ token: inout ChangeToken?) throws {
+        if token == nil, !configuration.startFromBeginning {
+            let now = try container.publicDatabase.currentChangeToken()
+            token = now
+            try saveToken(now)
+            return
         }
-        return try fetchBatches(from: token) ?? token
+        try fetchBatches(&token)
     }
 
-    /// Runs the owner's subscriptions over the changes and emits what fired; spent `firesOnce` subscriptions are deleted.
-    private func notify(about changes: [RecordChange]) throws {
-        guard !changes.isEmpty else { return }
-        let database = container.publicDatabase
+    /// The notifications the owner's subscriptions raise for `changes`: at most one per change, whatever the stored subscriptions say.
+    private func notifications(for changes: [RecordChange]) throws -> SubscriptionEvaluation? {
+        guard !changes.isEmpty else { return nil }
         let subscriptions = try currentSubscriptions()
-        guard !subscriptions.isEmpty else { return }
-        let evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings)
-        for notification in evaluation.notifications { emit(.notification(notification)) }
-        for id in evaluation.subscriptionsToDelete { try? database.deleteSubscription(withID: id) }
-        if !evaluation.subscriptionsToDelete.isEmpty {
-            let spent = Set(evaluation.subscriptionsToDelete)
-            fetchState.withLock { $0.subscriptions.removeAll { spent.contains($0.subscriptionID) } }
-        }
+        guard !subscriptions.isEmpty else { return nil }
+        return Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings, atMostOnePerChange: true)
     }
 
-    /// Returns the last token reached, or `nil` if nothing was fetched.
-    private func fetchBatches(from start: ChangeToken?) throws -> ChangeToken? {
+    /// Deletes the `firesOnce` subscriptions that fired.
+    private func deleteSpent(_ evaluation: SubscriptionEvaluation) {
+        guard !evaluation.subscriptionsToDelete.isEmpty else { return }
+        for id in evaluation.subscriptionsToDelete { try? container.publicDatabase.deleteSubscription(withID: id) }
+        let spent = Set(evaluation.subscriptionsToDelete)
+        fetchState.withLock { $0.subscriptions.removeAll { spent.contains($0.subscriptionID) } }
+    }
+
+    /// Fetches and delivers batches from `token` (the beginning when `nil`) until no more are coming.
+    private func fetchBatches(_ token: inout ChangeToken?) throws {
         let database = container.publicDatabase
-        var token = start
-        var fetchedAny = false
         while isRunning {
             let batch: ChangeBatch
             do {
@@ -140,20 +138,23 @@ extension SyncEngine {
                 let fresh = try database.currentChangeToken()
                 let refetched = try configuration.refetch?(database) ?? []
                 emit(.changeTokenExpired(refetched: refetched))
+                token = fresh
                 try saveToken(fresh)
-                return fresh
+                return
             }
+            // Whatever can fail runs before the first event, so a batch is delivered whole and once.
+            let evaluation = try notifications(for: batch.changes)
             if !batch.changedRecords.isEmpty { emit(.recordsChanged(batch.changedRecords)) }
             if !batch.deletedRecords.isEmpty { emit(.recordsDeleted(batch.deletedRecords)) }
-            try notify(about: batch.changes)
-            if batch.token != token {
+            for notification in evaluation?.notifications ?? [] { emit(.notification(notification)) }
+            let previous = token
+            token = batch.token
+            if let evaluation { deleteSpent(evaluation) }
+            if batch.token != previous {
                 try saveTokenThrottled(batch.token)
             }
-            token = batch.token
-            fetchedAny = true
             if !batch.moreComing { break }
         }
-        return fetchedAny ? token : start
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTestKit
 import Testing
 @testable import RecordStore
 
@@ -8,20 +9,9 @@ import Testing
 /// and checks the outcome: the good rows still read, the feed moves on, the
 /// bad row is listed, and nothing traps.
 @Suite struct HostileRowTests {
-    /// Runs SQL with the real `sqlite3` command-line tool, as someone in the group would.
+    /// Runs SQL on the container's public database with the real `sqlite3` tool, as someone in the group would.
     static func plant(_ container: URL, _ sql: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [container.appendingPathComponent("public.sqlite").path, sql]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw StoreError(.internalError, "sqlite3 failed (\(process.terminationStatus)): \(text)")
-        }
+        try SQLiteCLI.run(container.appendingPathComponent("public.sqlite").path, sql)
     }
 
     private func note(_ name: String, _ text: String = "hi") -> Record {
