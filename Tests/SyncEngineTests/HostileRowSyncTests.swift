@@ -16,6 +16,15 @@ import Testing
         return record
     }
 
+    /// Starts an engine on `container`, and lets it take its starting token before anything is written.
+    private func started(_ container: Container) throws -> (SyncEngine, EventCollector) {
+        let engine = try SyncEngine(container: container, configuration: .testing())
+        engine.start()
+        var collector = EventCollector(engine: engine)
+        _ = collector.collect(timeout: 0.3) { _ in false }
+        return (engine, collector)
+    }
+
     /// The notifications among `events`, by record name.
     private func notified(_ events: [SyncEvent]) -> [String] {
         events.compactMap { event in
@@ -27,11 +36,8 @@ import Testing
     @Test("A garbage change row and a message whose fields are [] do not stop delivery of what comes before and after")
     func deliveryGoesOnPastGarbage() throws {
         let dir = try TemporaryDirectory()
-        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
-        engine.start()
+        var (engine, collector) = try started(try dir.container(user: "reader"))
         defer { engine.stop() }
-        var collector = EventCollector(engine: engine)
-        _ = collector.collect(timeout: 0.3) { _ in false }
 
         let writer = try dir.container(user: "writer").publicDatabase
         try writer.save(note("before"))
@@ -64,11 +70,8 @@ import Testing
             INSERT INTO subscription (owner, id, body) SELECT owner, 'copy', body FROM subscription WHERE id = 'notes';
             INSERT INTO subscription (owner, id, body) SELECT owner, 'twin', json_set(body, '$.id', 'twin') FROM subscription WHERE id = 'notes';
             """)
-        let engine = try SyncEngine(container: reader, configuration: .testing())
-        engine.start()
+        var (engine, collector) = try started(reader)
         defer { engine.stop() }
-        var collector = EventCollector(engine: engine)
-        _ = collector.collect(timeout: 0.3) { _ in false }
 
         let writer = try dir.container(user: "writer").publicDatabase
         try writer.save(note("first"))
