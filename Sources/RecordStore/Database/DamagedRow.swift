@@ -50,7 +50,9 @@ public struct DamagedRow: Hashable, Sendable, Error, CustomStringConvertible {
 /// Readers call `note` every time they skip a row, which may be on every
 /// fetch; only the first sighting of a row reaches the report handler. The
 /// log keeps at most `capacity` rows, so a table full of garbage cannot
-/// grow it without bound.
+/// grow it without bound. By default a line goes to standard error, unless
+/// that is a terminal: a full-screen client draws there, so it reads `rows`
+/// or installs its own handler with `report(to:)`.
 public enum DamagedRowLog {
     /// How many distinct rows are remembered and reported; past it, one line says that more were skipped.
     public static let capacity = 1_000
@@ -60,6 +62,7 @@ public enum DamagedRowLog {
         var order: [DamagedRow] = []
         var overflowed = false
         var report: @Sendable (String) -> Void = { line in
+            guard isatty(STDERR_FILENO) == 0 else { return }
             FileHandle.standardError.write(Data(("fatchat: " + line + "\n").utf8))
         }
     }

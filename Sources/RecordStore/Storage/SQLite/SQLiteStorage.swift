@@ -24,19 +24,20 @@ final class SQLiteStorage: RecordStorage {
         try connections.read { db in try checkSchema(db) }
     }
 
-    /// The `schema_version` whose schema `SchemaCheck` last accepted.
-    private let acceptedSchema = Mutex<Int64?>(nil)
+    /// The file and `schema_version` whose schema `SchemaCheck` last accepted.
+    private let acceptedSchema = Mutex<(file: FileIdentity, version: Int64)?>(nil)
 
-    /// Refuses a schema that Fatchat did not make; checked again whenever SQLite's schema cookie moves.
+    /// Refuses a schema that Fatchat did not make; checked again whenever SQLite's schema cookie moves or the file is replaced.
     ///
     /// Every write transaction calls this first, with the write lock held, so a
     /// trigger planted while this process runs is refused before any of our
-    /// writes could fire it. An unchanged cookie costs one pragma read.
+    /// writes could fire it. An unchanged file and cookie cost a `stat` and one pragma read.
     private func checkSchema(_ db: GRDB.Database) throws {
         let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
-        if acceptedSchema.withLock({ $0 == version }) { return }
+        let file = try FileIdentity.of(path)
+        if acceptedSchema.withLock({ $0?.file == file && $0?.version == version }) { return }
         try SchemaCheck.verify(db, path: path)
-        acceptedSchema.withLock { $0 = version }
+        acceptedSchema.withLock { $0 = (file, version) }
     }
 
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
