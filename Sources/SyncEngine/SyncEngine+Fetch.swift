@@ -65,6 +65,7 @@ extension SyncEngine {
         var needsFetch = true
         var wake = ChangeWatcher.Wake.woken
         var recheck = Recheck()
+        var delivered = DeliveredVersions()
         while isRunning {
             do {
                 if signal == nil { signal = try container.publicDatabase.makeChangeSignal() }
@@ -72,7 +73,7 @@ extension SyncEngine {
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
                 if needsFetch {
-                    try fetchAll(&token)
+                    try fetchAll(&token, delivered: &delivered)
                     needsFetch = false
                     reportStatus(online: true, reason: nil, recount: false)
                 }
@@ -101,22 +102,26 @@ extension SyncEngine {
     /// every retry would deliver the same batch again. (A subscription row that
     /// did not decode once made every engine re-deliver one batch per wake-up,
     /// and its own reads woke it: one post became thousands of events.)
-    private func fetchAll(_ token: inout ChangeToken?) throws {
+    private func fetchAll(_ token: inout ChangeToken?, delivered: inout DeliveredVersions) throws {
         if token == nil, !configuration.startFromBeginning {
             let now = try container.publicDatabase.currentChangeToken()
             token = now
             try saveToken(now)
             return
         }
-        try fetchBatches(&token)
+        try fetchBatches(&token, delivered: &delivered)
     }
 
-    /// The notifications the owner's subscriptions raise for `changes`: at most one per change, whatever the stored subscriptions say.
+    /// The notifications the owner's subscriptions raise for `changes`: at most one per change, and one per record and reason,
+    /// whatever the stored subscriptions or change rows say.
     private func notifications(for changes: [RecordChange]) throws -> SubscriptionEvaluation? {
         guard !changes.isEmpty else { return nil }
         let subscriptions = try currentSubscriptions()
         guard !subscriptions.isEmpty else { return nil }
-        return Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings, atMostOnePerChange: true)
+        var evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings, atMostOnePerChange: true)
+        var raised: [RecordID: Set<SubscriptionNotification.Reason>] = [:]
+        evaluation.notifications.removeAll { !raised[$0.recordID, default: []].insert($0.reason).inserted }
+        return evaluation
     }
 
     /// Deletes the `firesOnce` subscriptions that fired.
@@ -128,10 +133,10 @@ extension SyncEngine {
     }
 
     /// Fetches and delivers batches from `token` (the beginning when `nil`) until no more are coming.
-    private func fetchBatches(_ token: inout ChangeToken?) throws {
+    private func fetchBatches(_ token: inout ChangeToken?, delivered: inout DeliveredVersions) throws {
         let database = container.publicDatabase
         while isRunning {
-            let batch: ChangeBatch
+            var batch: ChangeBatch
             do {
                 batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize)
             } catch let error as StoreError where error.code == .changeTokenExpired {
@@ -142,6 +147,10 @@ extension SyncEngine {
                 try saveToken(fresh)
                 return
             }
+            // A record version delivered before comes again only through change rows written by hand.
+            let stale = delivered
+            batch.changedRecords.removeAll(where: stale.contains)
+            batch.changes.removeAll(where: stale.contains)
             // Whatever can fail runs before the first event, so a batch is delivered whole and once.
             let evaluation = try notifications(for: batch.changes)
             if !batch.changedRecords.isEmpty { emit(.recordsChanged(batch.changedRecords)) }
@@ -149,11 +158,51 @@ extension SyncEngine {
             for notification in evaluation?.notifications ?? [] { emit(.notification(notification)) }
             let previous = token
             token = batch.token
+            batch.changes.forEach { delivered.insert($0) }
             if let evaluation { deleteSpent(evaluation) }
             if batch.token != previous {
                 try saveTokenThrottled(batch.token)
             }
             if !batch.moreComing { break }
+        }
+    }
+}
+
+/// The record versions (ID and change tag) the fetch loop delivered lately, with the kinds of change it delivered them for.
+///
+/// A save gives a record a new change tag, so a version that comes again for
+/// the same kind of change came from change rows that someone wrote into the
+/// file by hand; it is not delivered twice. The memory is bounded: past
+/// `capacity` records, the older half is forgotten, and at worst an old
+/// version is delivered once more, which at-least-once delivery allows.
+struct DeliveredVersions {
+    static let capacity = 20_000
+    private var versions: [RecordID: (tag: String, kinds: Set<RecordChange.Kind>)] = [:]
+    private var order: [RecordID] = []
+
+    /// Whether this version of `record` was delivered already.
+    func contains(_ record: Record) -> Bool {
+        record.recordChangeTag != nil && versions[record.recordID]?.tag == record.recordChangeTag
+    }
+
+    /// Whether this change's version of its record was delivered already, for this kind of change.
+    func contains(_ change: RecordChange) -> Bool {
+        guard let record = change.record, contains(record) else { return false }
+        return versions[record.recordID]?.kinds.contains(change.kind) == true
+    }
+
+    mutating func insert(_ change: RecordChange) {
+        guard let record = change.record, let tag = record.recordChangeTag else { return }
+        if let known = versions[record.recordID] {
+            versions[record.recordID] = (tag, known.tag == tag ? known.kinds.union([change.kind]) : [change.kind])
+            return
+        }
+        versions[record.recordID] = (tag, [change.kind])
+        order.append(record.recordID)
+        if order.count > Self.capacity {
+            let forgotten = order.prefix(Self.capacity / 2)
+            forgotten.forEach { versions[$0] = nil }
+            order.removeFirst(forgotten.count)
         }
     }
 }
