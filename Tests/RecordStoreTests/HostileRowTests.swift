@@ -159,6 +159,8 @@ import Testing
             INSERT INTO subscription (owner, id, body) VALUES ('\(owner)', 'c-blob', x'00ff');
             INSERT INTO subscription (owner, id, body) SELECT owner, 'd-mismatch', body FROM subscription WHERE id = 's1';
             INSERT INTO subscription (owner, id, body) SELECT owner, 's2', json_set(body, '$.id', 's2') FROM subscription WHERE id = 's1';
+            INSERT INTO subscription (owner, id, body) SELECT owner, 'e-huge', json_set(body, '$.id', 'e-huge', '$.pad', hex(zeroblob(40000)))
+                FROM subscription WHERE id = 's1';
             """)
         let loaded = try db.allSubscriptions()
         #expect(loaded.map(\.subscriptionID) == ["s1", "s2"])
@@ -169,7 +171,7 @@ import Testing
         let capped = Subscription.evaluate(changes, subscriptions: loaded, atMostOnePerChange: true).notifications
         #expect(capped.map(\.subscriptionID) == ["s1"])
         let problems = try db.checkIntegrity()
-        for id in ["a-garbage", "b-array", "c-blob", "d-mismatch"] {
+        for id in ["a-garbage", "b-array", "c-blob", "d-mismatch", "e-huge"] {
             #expect(problems.contains { $0.hasPrefix("damaged row: subscription") && $0.contains(id) }, "\(id): \(problems)")
         }
     }

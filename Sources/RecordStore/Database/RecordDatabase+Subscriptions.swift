@@ -12,6 +12,9 @@ extension RecordDatabase {
         } catch {
             throw StoreError(.invalidArguments, "Subscription '\(subscription.subscriptionID)' cannot be stored: \(error).")
         }
+        guard body.utf8.count <= Subscription.maximumStoredSize else {
+            throw StoreError(.limitExceeded, "Subscription '\(subscription.subscriptionID)' takes \(body.utf8.count) bytes stored; at most \(Subscription.maximumStoredSize) fit. Use a shorter predicate or fewer keys.")
+        }
         try storage.write { try $0.saveSubscription(id: subscription.subscriptionID, owner: user.recordID.recordName, body: body) }
     }
 
