@@ -148,9 +148,8 @@ extension SyncEngine {
                 return
             }
             // A record version delivered before comes again only through change rows written by hand.
-            let stale = delivered
-            batch.changedRecords.removeAll(where: stale.contains)
-            batch.changes.removeAll(where: stale.contains)
+            batch.changedRecords.removeAll { delivered.contains($0) }
+            batch.changes.removeAll { delivered.contains($0) }
             // Whatever can fail runs before the first event, so a batch is delivered whole and once.
             let evaluation = try notifications(for: batch.changes)
             if !batch.changedRecords.isEmpty { emit(.recordsChanged(batch.changedRecords)) }
