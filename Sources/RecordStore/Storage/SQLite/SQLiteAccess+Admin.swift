@@ -56,7 +56,8 @@ extension SQLiteAccess {
         }
         let records = try Row.fetchCursor(db, sql: "SELECT id, zone, name, \(Self.recordColumns) FROM record ORDER BY id")
         while let row = try records.next() {
-            let rowID: Int64 = row[0]
+            // A table whose definition was rewritten is reported by the schema check; its rows are read without trusting it.
+            let rowID = Int64.fromDatabaseValue(row[0]) ?? 0
             try note {
                 try StoredColumns.decoding("record", key: "rowid \(rowID)") {
                     let id = RecordID(recordName: try StoredColumns.text(row, 2, "name"), zoneID: ZoneID(zoneName: try StoredColumns.text(row, 1, "zone")))

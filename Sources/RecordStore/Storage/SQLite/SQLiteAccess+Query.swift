@@ -29,8 +29,8 @@ extension SQLiteAccess {
         let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
         var found: [(record: Record?, position: QueryPosition)] = []
         while let row = try rows.next() {
-            // `id` is the rowid, an integer whatever is written to it.
-            let order: Int64 = row[QuerySQL.Column.id]
+            // `id` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
+            let order = Int64.fromDatabaseValue(row[QuerySQL.Column.id]) ?? 0
             let values = (0..<sortCount).map { QuerySQL.sortable(row[QuerySQL.Column.firstSort + $0] as DatabaseValue) }
             let record = try StoredColumns.skippingDamage {
                 try StoredColumns.decoding("record", key: "rowid \(order)") {

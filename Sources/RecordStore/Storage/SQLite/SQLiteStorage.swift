@@ -145,8 +145,11 @@ struct SQLiteAccess: StorageWriter {
         var scan = ChangeScan()
         var decoded: [RecordID: Record] = [:]
         while let row = try rows.next() {
-            // `seq` is the rowid, which SQLite keeps an integer whatever is written to it.
-            let seq: Int64 = row[0]
+            // `seq` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
+            guard let seq = Int64.fromDatabaseValue(row[0]) else {
+                reporting(DamagedRow(table: "change", key: StoredColumns.label(row, 0), problem: "seq is not an integer"))
+                continue
+            }
             scan.sequences.append(seq)
             do {
                 scan.rows.append(try decodeChange(row, sequence: seq, decoded: &decoded))
