@@ -71,9 +71,11 @@ extension RecordDatabase {
                     write.itemWrote = false
                     do {
                         return .success(undoable ? try writer.savepoint(body) : try body())
-                    } catch let error as StoreError {
-                        if !isolateItems || (write.itemWrote && !undoable) { throw AtomicFailure(recordID: id, error: error) }
-                        return .failure(error)
+                    } catch {
+                        // A stored record that does not decode fails its item like any other error of the item.
+                        guard let failure = (error as? StoreError) ?? (error as? DamagedRow)?.storeError else { throw error }
+                        if !isolateItems || (write.itemWrote && !undoable) { throw AtomicFailure(recordID: id, error: failure) }
+                        return .failure(failure)
                     }
                 }
                 for record in saving {
@@ -329,7 +331,15 @@ extension RecordDatabase {
         }
         write.itemWrote = true
         for target in doomed {
-            guard let removed = target == id ? root : try writer.record(target, keys: nil) else { continue }
+            let child: Record?
+            do {
+                child = target == id ? root : try writer.record(target, keys: nil)
+            } catch is DamagedRow {
+                // A child that does not decode (someone wrote it by hand) goes with its parent all the same.
+                try write.logChange(target, type: try writer.removeUndecodable(target), kind: .deleted, previousFields: nil)
+                continue
+            }
+            guard let removed = child else { continue }
             try writer.remove(removed)
             try write.logChange(target, type: removed.recordType, kind: .deleted, previousFields: removed.fields)
             write.orphanedAssets.formUnion(removed.assets.compactMap(\.contentHash))

@@ -12,17 +12,23 @@ extension RecordDatabase {
         } catch {
             throw StoreError(.invalidArguments, "Subscription '\(subscription.subscriptionID)' cannot be stored: \(error).")
         }
+        guard body.utf8.count <= Subscription.maximumStoredSize else {
+            throw StoreError(.limitExceeded, "Subscription '\(subscription.subscriptionID)' takes \(body.utf8.count) bytes stored; at most \(Subscription.maximumStoredSize) fit. Use a shorter predicate or fewer keys.")
+        }
         try storage.write { try $0.saveSubscription(id: subscription.subscriptionID, owner: user.recordID.recordName, body: body) }
     }
 
     /// The current user's subscriptions in this database, by ID.
+    ///
+    /// A stored subscription that does not decode, or whose body names another
+    /// ID than its row, is skipped and logged (`DamagedRowLog`): anyone who can
+    /// write the file can plant such rows, and one must not stop the others.
     public func allSubscriptions() throws -> [Subscription] {
-        let bodies = try storage.read { try $0.subscriptionBodies(owner: user.recordID.recordName) }
-        return try bodies.map { body in
-            do {
-                return try JSONDecoder().decode(Subscription.self, from: Data(body.utf8))
-            } catch {
-                throw StoreError(.badDatabase, "A stored subscription cannot be read (\(error)); delete it and save it again.")
+        let owner = user.recordID.recordName
+        let stored = try storage.read { try $0.subscriptionBodies(owner: owner) }
+        return try stored.compactMap { row in
+            try StoredColumns.skippingDamage {
+                try Subscription(storedID: row.id, body: row.body, owner: owner)
             }
         }
     }

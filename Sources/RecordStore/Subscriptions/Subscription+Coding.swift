@@ -45,6 +45,30 @@ extension Subscription: Codable {
     }
 }
 
+extension Subscription {
+    /// The longest stored form of a subscription; the engine reads them every second, so a giant one would cost every client.
+    static let maximumStoredSize = 65_536
+
+    /// Decodes a row of the `subscription` table; throws `DamagedRow` for a body that is no subscription or names another ID.
+    init(storedID id: String, body: String, owner: String) throws {
+        self = try StoredColumns.decoding("subscription", key: "\(owner)/\(id)") {
+            guard body.utf8.count <= Self.maximumStoredSize else {
+                throw StoredColumns.Mismatch(problem: "its body holds \(body.utf8.count) bytes; a subscription takes at most \(Self.maximumStoredSize)")
+            }
+            let subscription: Subscription
+            do {
+                subscription = try JSONDecoder().decode(Subscription.self, from: Data(body.utf8))
+            } catch {
+                throw StoredColumns.Mismatch(problem: "its body is not a subscription (\(error))")
+            }
+            guard subscription.subscriptionID == id else {
+                throw StoredColumns.Mismatch(problem: "its body is subscription '\(subscription.subscriptionID)', not '\(id)'")
+            }
+            return subscription
+        }
+    }
+}
+
 /// A predicate argument as JSON, keeping its exact type (a date stays a date, a record ID keeps its zone).
 private struct StoredArgument: Codable {
     let value: FieldValue

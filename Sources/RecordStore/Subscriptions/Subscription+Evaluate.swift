@@ -8,12 +8,16 @@ extension Subscription {
     /// record stop matching is reported with `stoppedMatching`. For a deletion
     /// only the fields are known, so predicates on system fields do not match it.
     /// `searchableKeys` gives, per record type, the fields that token search
-    /// covers; a type not listed searches all of its string fields.
+    /// covers; a type not listed searches all of its string fields. With
+    /// `atMostOnePerChange`, a change raises one notification at most (from the
+    /// first subscription, by ID, that fires), so that no set of stored
+    /// subscriptions can make one change notify a client several times.
     public static func evaluate(
         _ changes: [RecordChange],
         subscriptions: [Subscription],
         strings: AlertStrings = AlertStrings(),
-        searchableKeys: [String: Set<String>] = [:]
+        searchableKeys: [String: Set<String>] = [:],
+        atMostOnePerChange: Bool = false
     ) -> SubscriptionEvaluation {
         var notifications: [SubscriptionNotification] = []
         var spent: [String] = []
@@ -25,6 +29,7 @@ extension Subscription {
                 if case .query(_, _, let options, _) = subscription.kind, options.contains(.firesOnce) {
                     spent.append(subscription.subscriptionID)
                 }
+                if atMostOnePerChange { break }
             }
         }
         return SubscriptionEvaluation(notifications: notifications, subscriptionsToDelete: spent)

@@ -77,11 +77,13 @@ enum Schema {
         }
         migrator.registerMigration("v3-partial-field-indexes") { db in
             // Field indexes cover only their own type's records from now on (see `SQLiteAccess.indexField`).
+            // Marks that someone wrote by hand with other types of values get no index.
             for row in try Row.fetchAll(db, sql: "SELECT type, key, options FROM field_mark") {
-                let type: String = row["type"], key: String = row["key"]
-                guard (try? Identifier.checkRecordType(type)) != nil, (try? Identifier.checkFieldKey(key)) != nil else { continue }
+                guard case .string(let type) = (row[0] as DatabaseValue).storage, case .string(let key) = (row[1] as DatabaseValue).storage,
+                      case .int64(let bits) = (row[2] as DatabaseValue).storage,
+                      Identifier.isValid(type), Identifier.isValid(key) else { continue }
                 try SQLiteAccess.indexField(db, key: key, recordType: type, options: [])
-                try SQLiteAccess.indexField(db, key: key, recordType: type, options: FieldIndexOptions(rawValue: row["options"]))
+                try SQLiteAccess.indexField(db, key: key, recordType: type, options: FieldIndexOptions(rawValue: Int(bits)))
             }
         }
         migrator.registerMigration("v4-zone-capabilities") { db in
