@@ -34,12 +34,12 @@ extension SyncEngine {
         if let pending { try? saveToken(pending) }
     }
 
-    /// The owner's subscriptions, reloaded at most once a second (another terminal may have joined a channel).
+    /// The owner's subscriptions, reloaded at most once a second (another terminal may have joined a channel); orphans are dropped.
     func currentSubscriptions() throws -> [Subscription] {
         if let cached = fetchState.withLock({ state in
             state.subscriptionsLoaded.map { Date().timeIntervalSince($0) < 1 } == true ? state.subscriptions : nil
         }) { return cached }
-        let loaded = try container.publicDatabase.allSubscriptions()
+        let loaded = try container.publicDatabase.liveSubscriptions()
         fetchState.withLock { state in
             state.subscriptions = loaded
             state.subscriptionsLoaded = Date()
@@ -140,6 +140,8 @@ extension SyncEngine {
                 let fresh = try database.currentChangeToken()
                 let refetched = try configuration.refetch?(database) ?? []
                 emit(.changeTokenExpired(refetched: refetched))
+                // The skipped changes may have deleted a subscription's parent: check the parents again.
+                subscriptionsChanged()
                 try saveToken(fresh)
                 return fresh
             }

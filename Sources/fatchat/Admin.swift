@@ -105,7 +105,8 @@ struct Admin: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                let problems = try global.openContainer(create: false).publicDatabase.checkIntegrity()
+                let database = try global.openContainer(create: false).publicDatabase
+                let problems = try database.checkIntegrity() + OrphanCheck.problems(database)
                 if problems.isEmpty {
                     print("ok")
                 } else {
