@@ -112,7 +112,7 @@ extension SyncEngine {
         return try fetchBatches(from: token) ?? token
     }
 
-    /// Runs the owner's subscriptions over the changes and emits what fired; spent `firesOnce` subscriptions are deleted.
+    /// Runs the owner's subscriptions over the changes and emits what fired; spent `firesOnce` subscriptions and orphans are deleted.
     private func notify(about changes: [RecordChange]) throws {
         guard !changes.isEmpty else { return }
         let database = container.publicDatabase
@@ -120,9 +120,9 @@ extension SyncEngine {
         guard !subscriptions.isEmpty else { return }
         let evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings)
         for notification in evaluation.notifications { emit(.notification(notification)) }
-        for id in evaluation.subscriptionsToDelete { try? database.deleteSubscription(withID: id) }
         if !evaluation.subscriptionsToDelete.isEmpty {
             let spent = Set(evaluation.subscriptionsToDelete)
+            for subscription in subscriptions where spent.contains(subscription.subscriptionID) { _ = try? database.delete(subscription) }
             fetchState.withLock { $0.subscriptions.removeAll { spent.contains($0.subscriptionID) } }
         }
     }

@@ -135,6 +135,20 @@ import Testing
         #expect(try alice.orphanedSubscriptions().isEmpty)
     }
 
+    @Test func droppingAnOrphanSparesTheSameIDSavedAgainForTheNewParent() throws {
+        let first = try channel("doomed")
+        let orphan = try bob.save(try subscription(to: first))
+        try alice.deleteRecord(withID: first.recordID)
+        let second = try channel("doomed")
+        // Another terminal of bob's joins the new channel before this one drops its stale copy.
+        let rejoined = try bob.save(try subscription(to: second))
+
+        #expect(try bob.delete(orphan) == false)
+        #expect(try bob.allSubscriptions() == [rejoined])
+        #expect(try bob.delete(rejoined))
+        #expect(try bob.allSubscriptions().isEmpty)
+    }
+
     @Test func upgradingToV5DeletesOrphansAndTiesTheRestToTheRecordTheyName() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("container").appendingPathComponent("public.sqlite").path

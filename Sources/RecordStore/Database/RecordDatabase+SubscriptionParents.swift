@@ -28,8 +28,21 @@ extension RecordDatabase {
                 return !(record.map(parent.isSame) ?? false)
             }.map(\.subscriptionID))
         }
-        for id in orphans { try? deleteSubscription(withID: id) }
+        for orphan in subscriptions where orphans.contains(orphan.subscriptionID) { _ = try? delete(orphan) }
         return subscriptions.filter { !orphans.contains($0.subscriptionID) }
+    }
+
+    /// Deletes the current user's `subscription`, unless it was saved again since for another parent; returns whether it was deleted.
+    ///
+    /// Dropping an orphan must not take the subscription that another terminal
+    /// of the same user saved meanwhile, with the same ID, for a new parent.
+    @discardableResult
+    public func delete(_ subscription: Subscription) throws -> Bool {
+        let owner = user.recordID.recordName, id = subscription.subscriptionID
+        return try storage.write { writer in
+            guard let parent = subscription.parent else { return try writer.deleteSubscription(id: id, owner: owner) }
+            return try writer.deleteSubscription(id: id, owner: owner, parent: parent)
+        }
     }
 
     /// Every user's subscriptions whose parent record is gone or was created again, for `fatchat admin check`.

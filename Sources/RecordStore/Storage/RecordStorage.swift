@@ -96,6 +96,8 @@ protocol StorageWriter: StorageReader {
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws
     /// Saves or replaces one owner's subscription, tied to its parent record if it has one.
     func saveSubscription(id: String, owner: String, body: String, parent: Subscription.Parent?) throws
+    /// Deletes one owner's subscription if it is still tied to this parent; returns whether there was one.
+    func deleteSubscription(id: String, owner: String, parent: Subscription.Parent) throws -> Bool
     /// Deletes every owner's subscriptions whose parent is one of these records, which this transaction deleted.
     func deleteSubscriptions(parentedBy ids: [RecordID]) throws
     /// Deletes one owner's subscription; returns whether there was one.

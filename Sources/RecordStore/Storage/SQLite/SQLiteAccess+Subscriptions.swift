@@ -12,6 +12,15 @@ extension SQLiteAccess {
         for id in ids { try statement.execute(arguments: [id.zoneID.zoneName, id.recordName]) }
     }
 
+    func deleteSubscription(id: String, owner: String, parent: Subscription.Parent) throws -> Bool {
+        let created = parent.creationDate?.timeIntervalSince1970
+        try db.execute(sql: """
+            DELETE FROM subscription WHERE owner = ? AND id = ? AND parent_zone = ? AND parent_name = ?
+            AND (parent_created IS ? OR abs(parent_created - ?) < 0.001)
+            """, arguments: [owner, id, parent.recordID.zoneID.zoneName, parent.recordID.recordName, created, created])
+        return db.changesCount > 0
+    }
+
     func orphanedSubscriptions() throws -> [OrphanedSubscription] {
         try Self.orphanedSubscriptions(db)
     }
