@@ -149,6 +149,18 @@ import Testing
         #expect(try bob.allSubscriptions().isEmpty)
     }
 
+    @Test func aParentThatDoesNotDecodeTakesNoSubscriptionWithIt() throws {
+        let kept = try channel("kept")
+        try bob.save(try subscription(to: kept))
+        let queue = try DatabaseQueue(path: directory.path("container").appendingPathComponent("public.sqlite").path)
+        try queue.write { try $0.execute(sql: "UPDATE record SET fields = 'garbage{{' WHERE name = 'channel.kept'") }
+        try queue.close()
+        #expect(throws: StoreError.self) { try alice.record(for: kept.recordID) }
+
+        #expect(try bob.liveSubscriptions().map(\.subscriptionID) == ["messages.channel.kept"])
+        #expect(try ids(bob) == ["messages.channel.kept"])
+    }
+
     @Test func upgradingToV5DeletesOrphansAndTiesTheRestToTheRecordTheyName() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("container").appendingPathComponent("public.sqlite").path

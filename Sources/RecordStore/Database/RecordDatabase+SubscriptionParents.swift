@@ -20,12 +20,19 @@ extension RecordDatabase {
         let subscriptions = try allSubscriptions()
         guard subscriptions.contains(where: { $0.parent != nil }) else { return subscriptions }
         let orphans = try storage.read { reader in
-            var parents: [RecordID: Record?] = [:]
-            return try Set(subscriptions.filter { subscription in
+            var gone: [Subscription.Parent: Bool] = [:]
+            return Set(subscriptions.filter { subscription in
                 guard let parent = subscription.parent else { return false }
-                let record = try parents[parent.recordID] ?? reader.record(parent.recordID, keys: [])
-                parents[parent.recordID] = .some(record)
-                return !(record.map(parent.isSame) ?? false)
+                if let known = gone[parent] { return known }
+                let isGone: Bool
+                do {
+                    isGone = !((try reader.record(parent.recordID, keys: [])).map(parent.isSame) ?? false)
+                } catch {
+                    // A parent row that does not decode is admin check's to report; it takes no subscription with it.
+                    isGone = false
+                }
+                gone[parent] = isGone
+                return isGone
             }.map(\.subscriptionID))
         }
         for orphan in subscriptions where orphans.contains(orphan.subscriptionID) { _ = try? delete(orphan) }
