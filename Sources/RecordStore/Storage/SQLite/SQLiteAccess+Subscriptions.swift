@@ -21,12 +21,8 @@ extension SQLiteAccess {
         return db.changesCount > 0
     }
 
-    func orphanedSubscriptions() throws -> [OrphanedSubscription] {
-        try Self.orphanedSubscriptions(db)
-    }
-
     /// A parented subscription whose record is gone, or is a later record with the same name (created at another instant).
-    static func orphanedSubscriptions(_ db: GRDB.Database) throws -> [OrphanedSubscription] {
+    func orphanedSubscriptions() throws -> [OrphanedSubscription] {
         try Row.fetchAll(db, sql: """
             SELECT s.owner, s.id, s.parent_zone, s.parent_name FROM subscription s
             LEFT JOIN record r ON r.zone = s.parent_zone AND r.name = s.parent_name
