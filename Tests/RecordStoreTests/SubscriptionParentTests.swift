@@ -43,8 +43,11 @@ import Testing
         try database.allSubscriptions().map(\.subscriptionID)
     }
 
-    @Test func deletingTheParentDeletesEveryOwnersSubscriptionInTheSameOperation() throws {
-        let doomed = try channel("doomed"), kept = try channel("kept")
+    @Test(arguments: [JournalMode.local, .network])
+    func deletingTheParentDeletesEveryOwnersSubscriptionInTheSameOperation(mode: JournalMode) throws {
+        let alice = try directory.container("in-\(mode.rawValue)", mode: mode).publicDatabase
+        let bob = Self.otherUser(of: alice)
+        let doomed = try channel("doomed", in: alice), kept = try channel("kept", in: alice)
         let posted = try alice.save(message(in: doomed, text: "before"))
         try alice.save(try subscription(to: doomed))
         try bob.save(try subscription(to: doomed))
