@@ -34,12 +34,12 @@ extension SyncEngine {
         if let pending { try? saveToken(pending) }
     }
 
-    /// The owner's subscriptions, reloaded at most once a second (another terminal may have joined a channel).
+    /// The owner's subscriptions, reloaded at most once a second (another terminal may have joined a channel); orphans are dropped.
     func currentSubscriptions() throws -> [Subscription] {
         if let cached = fetchState.withLock({ state in
             state.subscriptionsLoaded.map { Date().timeIntervalSince($0) < 1 } == true ? state.subscriptions : nil
         }) { return cached }
-        let loaded = try container.publicDatabase.allSubscriptions()
+        let loaded = try container.publicDatabase.liveSubscriptions()
         fetchState.withLock { state in
             state.subscriptions = loaded
             state.subscriptionsLoaded = Date()
@@ -124,11 +124,13 @@ extension SyncEngine {
         return evaluation
     }
 
-    /// Deletes the `firesOnce` subscriptions that fired.
+    /// Deletes the `firesOnce` subscriptions that fired, and orphans only while they are still tied to their gone parent.
     private func deleteSpent(_ evaluation: SubscriptionEvaluation) {
         guard !evaluation.subscriptionsToDelete.isEmpty else { return }
-        for id in evaluation.subscriptionsToDelete { try? container.publicDatabase.deleteSubscription(withID: id) }
         let spent = Set(evaluation.subscriptionsToDelete)
+        for subscription in (try? currentSubscriptions()) ?? [] where spent.contains(subscription.subscriptionID) {
+            _ = try? container.publicDatabase.delete(subscription)
+        }
         fetchState.withLock { $0.subscriptions.removeAll { spent.contains($0.subscriptionID) } }
     }
 
@@ -144,6 +146,8 @@ extension SyncEngine {
                 let refetched = try configuration.refetch?(database) ?? []
                 emit(.changeTokenExpired(refetched: refetched))
                 token = fresh
+                // The skipped changes may have deleted a subscription's parent: check the parents again.
+                subscriptionsChanged()
                 try saveToken(fresh)
                 return
             }

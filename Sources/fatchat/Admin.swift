@@ -107,10 +107,12 @@ struct Admin: ParsableCommand {
         func run() throws {
             try reportingErrors {
                 // Opening refuses a planted schema; the check reads the file by itself, so it can still say what is wrong.
+                var database: RecordDatabase?
                 do {
-                    _ = try global.openContainer(create: false)
+                    database = try global.openContainer(create: false).publicDatabase
                 } catch let error as StoreError where error.code == .badDatabase {}
-                let problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL)
+                var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL)
+                if let database { problems += try OrphanCheck.problems(database) }
                 if problems.isEmpty {
                     print("ok")
                 } else {

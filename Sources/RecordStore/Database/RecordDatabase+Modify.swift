@@ -90,6 +90,8 @@ extension RecordDatabase {
                     outcome.deleteResults[id] = deleted.map { _ in () }
                     if case .success(let cascaded) = deleted { outcome.cascadedDeletions += cascaded }
                 }
+                // Subscriptions go with their parent records, every owner's, in this same transaction.
+                try writer.deleteSubscriptions(parentedBy: write.removed)
                 try assets.collect(write.orphanedAssets, using: writer)
                 if write.loggedChanges { try writer.pruneChanges(keeping: historyLimit) }
                 return outcome
@@ -108,6 +110,8 @@ extension RecordDatabase {
         /// Where ingested assets came from, by content hash.
         let sources: [String: URL]
         var orphanedAssets: Set<String> = []
+        /// The records the operation deleted, cascades included.
+        var removed: [RecordID] = []
         /// Whether anything went into the change log, which then may need pruning.
         private(set) var loggedChanges = false
         /// Whether the current item has begun writing: past its checks, a failure can no longer stand alone.
@@ -341,6 +345,7 @@ extension RecordDatabase {
             }
             guard let removed = child else { continue }
             try writer.remove(removed)
+            write.removed.append(target)
             try write.logChange(target, type: removed.recordType, kind: .deleted, previousFields: removed.fields)
             write.orphanedAssets.formUnion(removed.assets.compactMap(\.contentHash))
         }

@@ -1,21 +1,30 @@
 import Foundation
 
 extension RecordDatabase {
-    /// Saves a subscription for the current user, replacing theirs with the same ID.
-    public func save(_ subscription: Subscription) throws {
+    /// Saves a subscription for the current user, replacing theirs with the same ID; returns it as stored.
+    ///
+    /// A subscription with a parent is checked against it in the same
+    /// transaction: `referenceViolation` if the parent is gone or was created again.
+    @discardableResult
+    public func save(_ subscription: Subscription) throws -> Subscription {
         try check(subscription)
-        let body: String
-        do {
-            body = String(decoding: try JSONEncoder().encode(subscription), as: UTF8.self)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw StoreError(.invalidArguments, "Subscription '\(subscription.subscriptionID)' cannot be stored: \(error).")
+        return try storage.write { writer in
+            var stored = subscription
+            if let parent = subscription.parent { stored.parent = try confirm(parent, of: subscription.subscriptionID, in: writer) }
+            let body: String
+            do {
+                body = String(decoding: try JSONEncoder().encode(stored), as: UTF8.self)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError(.invalidArguments, "Subscription '\(subscription.subscriptionID)' cannot be stored: \(error).")
+            }
+            guard body.utf8.count <= Subscription.maximumStoredSize else {
+                throw StoreError(.limitExceeded, "Subscription '\(subscription.subscriptionID)' takes \(body.utf8.count) bytes stored; at most \(Subscription.maximumStoredSize) fit. Use a shorter predicate or fewer keys.")
+            }
+            try writer.saveSubscription(id: subscription.subscriptionID, owner: user.recordID.recordName, body: body, parent: stored.parent)
+            return stored
         }
-        guard body.utf8.count <= Subscription.maximumStoredSize else {
-            throw StoreError(.limitExceeded, "Subscription '\(subscription.subscriptionID)' takes \(body.utf8.count) bytes stored; at most \(Subscription.maximumStoredSize) fit. Use a shorter predicate or fewer keys.")
-        }
-        try storage.write { try $0.saveSubscription(id: subscription.subscriptionID, owner: user.recordID.recordName, body: body) }
     }
 
     /// The current user's subscriptions in this database, by ID.
@@ -45,6 +54,7 @@ extension RecordDatabase {
         guard !id.isEmpty, id.utf8.count <= 255 else {
             throw StoreError(.invalidArguments, "A subscription ID must have 1 to 255 bytes.")
         }
+        if let parent = subscription.parent { try checkZone(parent.recordID.zoneID) }
         let info = subscription.notificationInfo
         for key in info.alertLocalizationArgs + (info.desiredKeys ?? []) { try Identifier.checkFieldKey(key) }
         switch subscription.kind {

@@ -77,6 +77,8 @@ protocol StorageReader {
     func recordTypeSummary() throws -> [RecordTypeSummary]
     /// Problems an integrity check found; empty when all is well.
     func integrityProblems() throws -> [String]
+    /// Every owner's subscriptions whose parent record is gone or was created again since they were saved.
+    func orphanedSubscriptions() throws -> [OrphanedSubscription]
 }
 
 /// Writes, made inside `RecordStorage.write`.
@@ -103,12 +105,23 @@ protocol StorageWriter: StorageReader {
     func savepoint<T>(_ body: () throws -> T) throws -> T
     /// Marks a field of a record type (empty options remove the mark), and builds or drops its indexes.
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws
-    /// Saves or replaces one owner's subscription.
-    func saveSubscription(id: String, owner: String, body: String) throws
+    /// Saves or replaces one owner's subscription, tied to its parent record if it has one.
+    func saveSubscription(id: String, owner: String, body: String, parent: Subscription.Parent?) throws
+    /// Deletes one owner's subscription if it is still tied to this parent; returns whether there was one.
+    func deleteSubscription(id: String, owner: String, parent: Subscription.Parent) throws -> Bool
+    /// Deletes every owner's subscriptions whose parent is one of these records, which this transaction deleted.
+    func deleteSubscriptions(parentedBy ids: [RecordID]) throws
     /// Deletes one owner's subscription; returns whether there was one.
     func deleteSubscription(id: String, owner: String) throws -> Bool
     /// Removes every record, change and subscription; returns the asset hashes that were in use.
     func eraseAll() throws -> Set<String>
+}
+
+extension StorageWriter {
+    /// Saves or replaces one owner's subscription that belongs to no record.
+    func saveSubscription(id: String, owner: String, body: String) throws {
+        try saveSubscription(id: id, owner: owner, body: body, parent: nil)
+    }
 }
 
 /// Tells cheaply whether another connection committed since the last call.

@@ -189,11 +189,13 @@ extension SQLiteAccess {
         return bodies
     }
 
-    func saveSubscription(id: String, owner: String, body: String) throws {
+    func saveSubscription(id: String, owner: String, body: String, parent: Subscription.Parent?) throws {
         try db.execute(sql: """
-            INSERT INTO subscription (owner, id, body) VALUES (?, ?, ?)
-            ON CONFLICT (owner, id) DO UPDATE SET body = excluded.body
-            """, arguments: [owner, id, body])
+            INSERT INTO subscription (owner, id, body, parent_zone, parent_name, parent_created) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (owner, id) DO UPDATE SET body = excluded.body, parent_zone = excluded.parent_zone,
+                parent_name = excluded.parent_name, parent_created = excluded.parent_created
+            """, arguments: [owner, id, body, parent?.recordID.zoneID.zoneName, parent?.recordID.recordName,
+                              parent?.creationDate?.timeIntervalSince1970])
     }
 
     func deleteSubscription(id: String, owner: String) throws -> Bool {

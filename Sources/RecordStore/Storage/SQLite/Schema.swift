@@ -90,6 +90,16 @@ enum Schema {
             // Whether a zone keeps a change log (CloudKit's `fetchChanges` capability); existing zones do.
             try db.execute(sql: "ALTER TABLE zone ADD COLUMN changes INTEGER NOT NULL DEFAULT 1")
         }
+        migrator.registerMigration("v5-subscription-parents") { db in
+            // A subscription may belong to a record, and goes when that record is deleted (see `deleteSubscriptions`).
+            try db.execute(sql: """
+                ALTER TABLE subscription ADD COLUMN parent_zone TEXT;
+                ALTER TABLE subscription ADD COLUMN parent_name TEXT;
+                ALTER TABLE subscription ADD COLUMN parent_created REAL;
+                CREATE INDEX subscription_by_parent ON subscription (parent_zone, parent_name);
+                """)
+            try SQLiteAccess.adoptParents(db)
+        }
         return migrator
     }
 
