@@ -125,9 +125,9 @@ struct Admin: ParsableCommand {
             try reportingErrors {
                 let container = try global.openContainer(create: false)
                 if !yes {
-                    FileHandle.standardError.write(Data(Sanitizer.inert("Erase everything in \(container.url.path)? Every client loses its history. Type 'yes' to go on: ").utf8))
+                    Output.ask("Erase everything in \(container.url.path)? Every client loses its history. Type 'yes' to go on: ")
                     guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
-                        FileHandle.standardError.write(Data("Nothing was erased.\n".utf8))
+                        Output.note("Nothing was erased.")
                         throw ExitCode.failure
                     }
                 }

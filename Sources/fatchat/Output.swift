@@ -12,7 +12,17 @@ enum Output {
     /// `fatchat: message` on stderr, made inert: an error may quote the shared file (a
     /// trigger's message, a record name).
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data(("fatchat: " + Sanitizer.inert(message) + "\n").utf8))
+        note("fatchat: " + message)
+    }
+
+    /// A line for the person on stderr, made inert; a newline inside it shows as `^J`.
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data((Sanitizer.inert(text) + "\n").utf8))
+    }
+
+    /// A question on stderr, made inert, with no line break: the answer is typed after it.
+    static func ask(_ question: String) {
+        FileHandle.standardError.write(Data(Sanitizer.inert(question).utf8))
     }
 }
 
