@@ -65,7 +65,8 @@ extension ChatScreen {
             if channel.name != session.current { mentions.insert(channel.recordID) }
             if options.bellOnMention { effects.append(.bell) }
             if options.desktopNotifications {
-                effects.append(.desktopNotification(title: "#\(channel.name.display) <\(message.handle)>", body: message.text))
+                let sender = ClientRenderer.accounts(state).label(handle: message.handle, user: message.sender?.recordName ?? "")
+                effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))
             }
         }
         refreshChannelList()
