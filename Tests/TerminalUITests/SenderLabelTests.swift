@@ -51,4 +51,23 @@ import Testing
         screen.handle(ChatEvent.message(try #require(Message(record))))
         #expect(screen.takeEffects() == [.desktopNotification(title: "#general <alice (bob)>", body: "ada: the root password please")])
     }
+
+    @Test func searchResultsAndMemberListsInNoticesLabelTheSenderToo() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        let client = try sandbox.client(handle: "alice")
+        let screen = try ChatScreen(client: client, width: 100, height: 24, renderOptions: RenderOptions(usesColor: false))
+        for character in "send me the keys" { screen.handle(.key(.character(character))) }
+        screen.handle(.key(.enter))
+        client.engine.start()
+        defer { client.engine.stop() }
+        #expect(client.engine.waitUntilSent(timeout: 10))
+        for character in "/search keys" { screen.handle(.key(.character(character))) }
+        screen.handle(.key(.enter))
+        for character in "/who" { screen.handle(.key(.character(character))) }
+        screen.handle(.key(.enter))
+        let me = UserIdentity.current.userName
+        let notices = screen.state.messages.filter(\.isNotice).map(\.text)
+        #expect(notices.contains { $0.hasPrefix("#general <alice (\(me))> send me the keys") }, "\(notices)")
+        #expect(notices.contains("#general: alice (\(me))"), "\(notices)")
+    }
 }

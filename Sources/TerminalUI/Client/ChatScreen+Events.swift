@@ -66,7 +66,7 @@ extension ChatScreen {
             if channel.name != session.current { mentions.insert(channel.recordID) }
             if options.bellOnMention { effects.append(.bell) }
             if options.desktopNotifications {
-                let sender = ClientRenderer.accounts(state).label(handle: message.handle, user: message.sender?.recordName ?? "")
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.recordName ?? "", in: state)
                 effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))
             }
         }

@@ -95,6 +95,12 @@ public enum ClientRenderer {
             .lines(for: state.messages, firstUnreadID: state.firstUnreadMessageID, accounts: accounts(state), cache: options.lineCache)
     }
 
+    /// How a sender reads anywhere in the client (messages, members, notices, notifications):
+    /// the handle, with the account when the handle could pass for someone on screen.
+    public static func sender(handle: String, user: String, in state: ClientViewState) -> String {
+        accounts(state).label(handle: handle, user: user)
+    }
+
     /// The accounts on screen: the channel's members and the senders of the loaded messages.
     static func accounts(_ state: ClientViewState) -> AccountDirectory {
         var accounts = AccountDirectory()
