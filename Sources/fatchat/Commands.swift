@@ -92,12 +92,18 @@ struct Read: ParsableCommand {
             let client = try global.openClient("read", resume: false)
             let name = try ChannelName(channel)
             guard try client.channel(name) != nil else { throw CommandError("There is no channel #\(name.display).") }
-            let formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
-            for message in try client.messages(in: name, limit: max(1, last)).messages {
-                print(formatter.message(message))
+            var formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
+            let messages = try client.messages(in: name, limit: max(1, last)).messages
+            // Every account on this page and in the channel is known before the first line, so a
+            // handle that copies one of them shows its account wherever it appears.
+            formatter.learn(try client.members(of: name))
+            messages.forEach { formatter.learn($0) }
+            for message in messages {
+                say(formatter.message(message))
             }
             guard follow else { return }
-            try Follower(client: client, channel: name, formatter: formatter).run()
+            var follower = Follower(client: client, channel: name, formatter: formatter)
+            try follower.run()
         }
     }
 }

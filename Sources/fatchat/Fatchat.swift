@@ -62,15 +62,25 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Turns the errors a person can act on into one line on stderr and exit code 1.
+/// Turns every error but a usage error into one inert line on stderr and exit code 1.
+///
+/// An error's text can quote the shared file (a trigger's `RAISE` message, a record name),
+/// so it goes out through ``Output/error(_:)``, never raw through ArgumentParser.
 func reportingErrors<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as ValidationError {
+        throw error
+    } catch let error as CleanExit {
+        throw error
     } catch let error as StoreError {
-        FileHandle.standardError.write(Data("fatchat: \(error.message)\n".utf8))
-        throw ExitCode.failure
+        Output.error(error.message)
     } catch let error as CommandError {
-        FileHandle.standardError.write(Data("fatchat: \(error.message)\n".utf8))
-        throw ExitCode.failure
+        Output.error(error.message)
+    } catch {
+        Output.error(String(describing: error))
     }
+    throw ExitCode.failure
 }

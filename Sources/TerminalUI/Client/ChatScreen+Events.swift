@@ -61,11 +61,13 @@ extension ChatScreen {
         } else if !mine {
             unread[channel.recordID, default: 0] += 1
         }
-        if !mine, mentionsMe(message.text) {
+        // Only the part of a message the client draws is searched for a mention, so a huge one costs no more.
+        if !mine, mentionsMe(TextPrefix(message.text, limit: TextPrefix.messageBytes).shown) {
             if channel.name != session.current { mentions.insert(channel.recordID) }
             if options.bellOnMention { effects.append(.bell) }
             if options.desktopNotifications {
-                effects.append(.desktopNotification(title: "#\(channel.name.display) <\(message.handle)>", body: message.text))
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.recordName ?? "", in: state)
+                effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))
             }
         }
         refreshChannelList()

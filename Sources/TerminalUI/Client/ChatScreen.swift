@@ -173,7 +173,7 @@ public final class ChatScreen {
     func notice(_ text: String) {
         noticeCounter += 1
         state.messages.append(MessageItem(id: Self.noticePrefix + String(noticeCounter), time: Date(), handle: "*",
-                                          userID: "", text: text))
+                                          userID: "", text: text, isNotice: true))
     }
 
     /// The status line's outbox counts, from the outbox itself.
