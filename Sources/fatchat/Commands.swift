@@ -74,7 +74,7 @@ struct Read: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a channel's latest messages, and with --follow, new ones as they come.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
-    @Option(help: "How many of the latest messages to print.") var last = 20
+    @Option(help: "How many of the latest messages to print; any number, so a large one exports the whole channel.") var last = 20
     @Flag(help: "Keep printing new messages until interrupted.") var follow = false
     @Flag(help: "One JSON object per line, as the bot prints.") var json = false
 
@@ -84,9 +84,7 @@ struct Read: ParsableCommand {
             let name = try ChannelName(channel)
             guard try client.channel(name) != nil else { throw CommandError("There is no channel #\(name.display).") }
             let formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
-            for message in try client.messages(in: name, limit: max(1, last)).messages {
-                print(formatter.message(message))
-            }
+            try client.eachMessage(in: name, last: max(1, last)) { print(formatter.message($0)) }
             guard follow else { return }
             try Follower(client: client, channel: name, formatter: formatter).run()
         }
