@@ -48,7 +48,7 @@ struct Post: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
     @Argument(parsing: .captureForPassthrough, help: "The text; several words are joined with spaces.") var text: [String]
-    @Option(help: "Seconds to wait for the message to be sent.") var timeout = 10.0
+    @Option(help: "Seconds to wait for the message to be sent; then it exits 3 if it is still queued (it goes out next time).") var timeout = 10.0
 
     func run() throws {
         try reportingErrors {
@@ -56,15 +56,23 @@ struct Post: ParsableCommand {
             let name = try ChannelName(channel)
             let words = text.first == "--" ? Array(text.dropFirst()) : text
             guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
-            let record = try client.post(words.joined(separator: " "), to: name)
+            // Queued before anything touches the shared file, so that no lock on it can lose the line.
+            let deadline = Date().addingTimeInterval(max(0, timeout))
+            let record = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: timeout)
             client.engine.start()
-            defer { client.engine.stop() }
-            guard client.engine.waitUntilSent(timeout: timeout) else {
-                FileHandle.standardError.write(Data("fatchat: not sent yet; it stays queued and goes out next time.\n".utf8))
-                throw ExitCode(3)
-            }
-            if case .failed(_, let message) = try client.engine.state(of: record.recordID) {
+            _ = client.engine.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
+            let lockedSince = client.engine.waitingSince
+            // A write that a lock holds up is left to the exit; the verdict is read after the loops stopped, or gave up on them.
+            client.engine.stop(waitingAtMost: 0.5)
+            switch try client.engine.state(of: record.recordID) {
+            case .sent:
+                return
+            case .failed(_, let message):
                 throw CommandError("Not sent: \(message)")
+            case .pending:
+                let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""
+                FileHandle.standardError.write(Data("fatchat: not sent within \(timeout.formatted()) s\(why); it stays queued and goes out the next time fatchat runs as you.\n".utf8))
+                throw ExitCode(3)
             }
         }
     }

@@ -37,8 +37,9 @@ struct GlobalOptions: ParsableArguments {
         return Container.defaultURL
     }
 
-    func openContainer(create: Bool = true) throws -> Container {
+    func openContainer(create: Bool = true, publicOnFirstUse: Bool = false) throws -> Container {
         var options = Container.Options(create: create)
+        options.opensPublicDatabaseOnFirstUse = publicOnFirstUse
         if let fsMode {
             guard let mode = JournalMode(rawValue: fsMode) else {
                 throw ValidationError("--fs-mode is 'local' or 'network', not '\(fsMode)'.")
@@ -53,7 +54,8 @@ struct GlobalOptions: ParsableArguments {
         var configuration = SyncEngine.Configuration()
         configuration.clientName = client
         configuration.resumeFromSavedToken = resume
-        return try ChatClient(container: try openContainer(), handle: handle, configuration: configuration)
+        // A lock on the shared file then holds up only what needs it, not the queuing of a line.
+        return try ChatClient(container: try openContainer(publicOnFirstUse: true), handle: handle, configuration: configuration)
     }
 }
 

@@ -12,18 +12,13 @@ struct Subscriptions {
         let predicate = try QueryPredicate(format: "channel == %@ AND creatorUserRecordID != %@", channel.recordID, client.user)
         let info = NotificationInfo(alertLocalizationKey: "message_alert", alertLocalizationArgs: ["handle", "text", "channelName"],
                                     shouldBadge: true, desiredKeys: ["channelName", "handle", "text"])
-        try client.container.publicDatabase.save(Subscription(
+        // Through the outbox, like the membership: another process's lock on the file holds up no one.
+        try client.engine.send([.saveSubscription(Subscription(
             subscriptionID: Self.id(for: channel), recordType: ChatSchema.messageType, predicate: predicate,
-            options: [.firesOnRecordCreation], notificationInfo: info))
-        client.engine.subscriptionsChanged()
+            options: [.firesOnRecordCreation], notificationInfo: info))])
     }
 
     func unsubscribe(from channel: Channel) throws {
-        do {
-            try client.container.publicDatabase.deleteSubscription(withID: Self.id(for: channel))
-            client.engine.subscriptionsChanged()
-        } catch let error as StoreError where error.code == .unknownItem {
-            return
-        }
+        try client.engine.send([.deleteSubscription(Self.id(for: channel))])
     }
 }

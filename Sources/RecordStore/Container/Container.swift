@@ -17,6 +17,9 @@ public final class Container: Sendable {
         public var privateDataDirectory: URL?
         /// How many change-log entries each database keeps; older tokens expire.
         public var changeHistoryLimit = 100_000
+        /// Open the public database when it is first used rather than now, so that another process's lock on it
+        /// holds up nothing that needs only the private database (queuing a line in the outbox, say).
+        public var opensPublicDatabaseOnFirstUse = false
 
         public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil) {
             self.mode = mode
@@ -76,7 +79,10 @@ public final class Container: Sendable {
 
         let assets = url.appendingPathComponent("assets", isDirectory: true)
         try? fileManager.createDirectory(at: assets, withIntermediateDirectories: true)
-        let publicStorage = try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: descriptor.mode)
+        let mode = descriptor.mode
+        let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse
+            ? LazyStorage { try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode) }
+            : try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode)
         publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
                                         user: user, historyLimit: options.changeHistoryLimit)
 
