@@ -9,7 +9,9 @@ import Synchronization
 /// network filesystem), fetches the change feed since its saved token, and
 /// emits events, including notifications from its owner's subscriptions. Outgoing changes go to a durable outbox in the private
 /// database first, then to the public database in batches, retried with
-/// exponential backoff while the failure is transient.
+/// exponential backoff while the failure is transient. Only the engine's own
+/// threads wait on the public database; a write that another process's lock
+/// holds up for a second shows in the status as `waitingSince`.
 public final class SyncEngine: Sendable {
     /// How the engine behaves.
     public struct Configuration: Sendable {
@@ -63,7 +65,7 @@ public final class SyncEngine: Sendable {
 
     // MARK: Lifecycle
 
-    /// Starts the fetch and send loops, each on its own thread.
+    /// Starts the fetch and send loops, and the watch on held-up writes, each on its own thread.
     public func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
         for (name, loop) in [("fatchat.sync.fetch", fetchLoop), ("fatchat.sync.send", sendLoop),

@@ -52,13 +52,13 @@ struct Post: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
+            let deadline = Date().addingTimeInterval(max(0, timeout))
             let client = try global.openClient("post")
             let name = try ChannelName(channel)
             let words = text.first == "--" ? Array(text.dropFirst()) : text
             guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
             // Queued before anything touches the shared file, so that no lock on it can lose the line.
-            let deadline = Date().addingTimeInterval(max(0, timeout))
-            let record = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: timeout)
+            let record = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: deadline.timeIntervalSinceNow)
             client.engine.start()
             _ = client.engine.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
             let lockedSince = client.engine.waitingSince
