@@ -242,12 +242,13 @@ extension SyncEngine {
                 _ = writeWatch.wait(until: due)
                 continue
             }
+            // Counted afresh: what is queued is part of what the wait holds up.
             writeWatch.unlock()
-            reportStatus(online: nil, reason: nil, recount: false)
+            reportStatus(online: nil, reason: nil)
             writeWatch.lock()
             while isRunning, publicWrite.withLock({ $0 }) == since { writeWatch.wait() }
             writeWatch.unlock()
-            reportStatus(online: nil, reason: nil, recount: false)
+            reportStatus(online: nil, reason: nil)
             writeWatch.lock()
         }
     }
