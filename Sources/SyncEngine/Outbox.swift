@@ -44,6 +44,7 @@ public enum OutgoingChange: Sendable {
     /// Creates a record unless its ID is taken; a record that anyone made meanwhile counts as sent,
     /// so that two users who create the same thing at once both succeed.
     case create(Record)
+    /// Deletes a record, and what cascades from it; one that is gone already counts as deleted.
     case delete(RecordID)
     /// Saves one of the owner's subscriptions.
     case saveSubscription(Subscription)

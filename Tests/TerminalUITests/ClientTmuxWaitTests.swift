@@ -66,6 +66,31 @@ struct ClientTmuxWaitTests {
         #expect(try !ada.capture().contains("EXITED"))
     }
 
+    @Test func aClientStartedUnderALockShowsTheWaitKeepsWhatIsTypedAndOpensOnceTheLockIsGone() async throws {
+        let sandbox = try await Sandbox()
+        let file = sandbox.container + "/public.sqlite"
+        // An emptied WAL, as when no process has the file open: opening it then needs the write lock too.
+        let checkpoint = Process()
+        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        checkpoint.arguments = [file, "PRAGMA wal_checkpoint(TRUNCATE);"]
+        checkpoint.standardOutput = FileHandle.nullDevice
+        try checkpoint.run()
+        checkpoint.waitUntilExit()
+        let lock = try await HeldLock(path: file)
+
+        let ada = try sandbox.client(Self.users[0])
+        defer { ada.kill() }
+        #expect(try await ada.waitFor("waiting for the database: locked for"), "\(ada.screen)")
+        try ada.type("typed while waiting")
+        #expect(try await ada.waitFor("typed while waiting"), "\(ada.screen)")
+        try ada.press("Enter")
+        #expect(try !ada.capture().contains("EXITED"))
+
+        lock.release()
+        #expect(try await ada.waitFor("<\(Self.users[0])> typed while waiting", timeout: .seconds(60)), "\(ada.screen)")
+        #expect(try await ada.waitFor("online"), "\(ada.screen)")
+    }
+
     @Test func twoClientsStartingTogetherOnANewContainerBothGetIn() async throws {
         let sandbox = try await Sandbox()
         let clients = try Self.users.map { try sandbox.client($0) }

@@ -63,6 +63,11 @@ public final class ChatClient: Sendable {
         }
     }
 
+    /// Opens the shared file if nothing has yet, which another process's lock can hold up; one read does it.
+    public func openSharedDatabase() throws {
+        _ = try container.publicDatabase.currentChangeToken()
+    }
+
     /// Whether this process queued the record (as opposed to another process of the same user).
     public func queuedHere(_ id: RecordID) -> Bool { queuedHere.withLock { $0.contains(id) } }
 

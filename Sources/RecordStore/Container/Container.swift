@@ -17,8 +17,7 @@ public final class Container: Sendable {
         public var privateDataDirectory: URL?
         /// How many change-log entries each database keeps; older tokens expire.
         public var changeHistoryLimit = 100_000
-        /// Open the public database when it is first used rather than now, so that another process's lock on it
-        /// holds up nothing that needs only the private database (queuing a line in the outbox, say).
+        /// Open the public database on first use, so that a lock on it holds up nothing that needs only the private one.
         public var opensPublicDatabaseOnFirstUse = false
 
         public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil) {
