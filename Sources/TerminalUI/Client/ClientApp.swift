@@ -40,6 +40,7 @@ public enum ClientApp {
                 terminal.draw(made.render())
                 made.loadUnreadCounts()
                 for input in opening.typed { made.handle(input) }
+                if let status = opening.status { made.handle(status) }
                 screen = made
             } catch {
                 failure = error
@@ -70,7 +71,9 @@ public enum ClientApp {
                 }
             case .eventsReady:
                 while let event = engine.nextEvent() {
-                    for chat in ChatEvent.from(event) { screen?.handle(chat) }
+                    for chat in ChatEvent.from(event) {
+                        if let screen { screen.handle(chat) } else { opening.note(chat) }
+                    }
                 }
             case .tick:
                 screen?.tick()
@@ -131,6 +134,14 @@ struct Opening {
 
     /// Gives the usual quick open a moment, so that the chat is the first frame.
     func waitBriefly() { _ = opened.wait(timeout: .now() + 0.5) }
+
+    /// The last status the engine reported before the chat was shown; the chat's own load covers the rest.
+    private(set) var status: ChatEvent?
+
+    /// Keeps the engine's last status for the chat.
+    mutating func note(_ event: ChatEvent) {
+        if case .status = event { status = event }
+    }
 
     /// Keeps a key for the chat, and echoes it on the input line.
     mutating func keep(_ input: InputEvent) {
