@@ -161,7 +161,8 @@ public final class ChatClient: Sendable {
             let saved = try container.publicDatabase.save(record)
             guard let channel = Channel(saved) else { throw CommandError("Channel \(name) could not be read back.") }
             return channel
-        } catch let error as StoreError where error.code == .serverRecordChanged {
+        } catch let error as StoreError where error.code == .serverRecordChanged || error.code == .permissionFailure {
+            // Taken by this user earlier (a tag conflict) or by someone else (not theirs to change).
             throw Self.alreadyExists(name)
         }
     }
@@ -174,8 +175,8 @@ public final class ChatClient: Sendable {
     ///
     /// Everything goes through the outbox, the channel included: a channel
     /// that someone else creates before it is sent counts as created, so two
-    /// users who join a new channel at once both get in, and `topic` then
-    /// stays theirs.
+    /// users who join a new channel at once both get in; the channel then
+    /// keeps its creator's topic, not `topic`.
     @discardableResult
     public func join(_ name: ChannelName, topic: String? = nil) throws -> (channel: Channel, created: Bool) {
         var changes: [OutgoingChange] = []
