@@ -57,23 +57,31 @@ struct Post: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
     @Argument(parsing: .captureForPassthrough, help: "The text; several words are joined with spaces.") var text: [String]
-    @Option(help: "Seconds to wait for the message to be sent.") var timeout = 10.0
+    @Option(help: "Seconds to wait for the message to be sent; then it exits 3 if it is still queued (it goes out next time).") var timeout = 10.0
 
     func run() throws {
         try reportingErrors {
+            let deadline = Date().addingTimeInterval(max(0, timeout))
             let client = try global.openClient("post")
             let name = try ChannelName(channel)
             let words = text.first == "--" ? Array(text.dropFirst()) : text
             guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
-            let record = try client.post(words.joined(separator: " "), to: name)
+            // Queued before anything touches the shared file, so that no lock on it can lose the line.
+            let record = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: deadline.timeIntervalSinceNow)
             client.engine.start()
-            defer { client.engine.stop() }
-            guard client.engine.waitUntilSent(timeout: timeout) else {
-                FileHandle.standardError.write(Data("fatchat: not sent yet; it stays queued and goes out next time.\n".utf8))
-                throw ExitCode(3)
-            }
-            if case .failed(_, let message) = try client.engine.state(of: record.recordID) {
+            _ = client.engine.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
+            let lockedSince = client.engine.waitingSince
+            // A write that a lock holds up is left to the exit; the verdict is read after the loops stopped, or gave up on them.
+            client.engine.stop(waitingAtMost: 0.5)
+            switch try client.engine.state(of: record.recordID) {
+            case .sent:
+                return
+            case .failed(_, let message):
                 throw CommandError("Not sent: \(message)")
+            case .pending:
+                let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""
+                FileHandle.standardError.write(Data("fatchat: not sent within \(timeout.formatted()) s\(why); it stays queued and goes out the next time fatchat runs as you.\n".utf8))
+                throw ExitCode(3)
             }
         }
     }
@@ -83,7 +91,7 @@ struct Read: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a channel's latest messages, and with --follow, new ones as they come.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
-    @Option(help: "How many of the latest messages to print.") var last = 20
+    @Option(help: "How many of the latest messages to print; any number, so a large one exports the whole channel.") var last = 20
     @Flag(help: "Keep printing new messages until interrupted.") var follow = false
     @Flag(help: "One JSON object per line, as the bot prints.") var json = false
 
@@ -93,12 +101,11 @@ struct Read: ParsableCommand {
             let name = try ChannelName(channel)
             guard try client.channel(name) != nil else { throw CommandError("There is no channel #\(name.display).") }
             var formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
-            let messages = try client.messages(in: name, limit: max(1, last)).messages
-            // Every account on this page and in the channel is known before the first line, so a
-            // handle that copies one of them shows its account wherever it appears.
+            // Every member of the channel is known before the first line, so a handle that copies
+            // one of them shows its account wherever it appears; a sender met later is learnt as it comes.
             formatter.learn(try client.members(of: name))
-            messages.forEach { formatter.learn($0) }
-            for message in messages {
+            try client.eachMessage(in: name, last: max(1, last)) { message in
+                formatter.learn(message)
                 say(formatter.message(message))
             }
             guard follow else { return }

@@ -41,9 +41,11 @@ struct GlobalOptions: ParsableArguments {
     ///
     /// Any other directory is made by `fatchat init`, once, so that a
     /// container whose descriptor has gone is never silently made anew.
-    func openContainer(create: Bool = true) throws -> Container {
+    /// `publicOnFirstUse` leaves the shared file closed until something needs it, so a lock on it holds up nothing before then.
+    func openContainer(create: Bool = true, publicOnFirstUse: Bool = false) throws -> Container {
         let named = container != nil || !(ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"] ?? "").isEmpty
         var options = Container.Options(create: create && !named)
+        options.opensPublicDatabaseOnFirstUse = publicOnFirstUse
         if let fsMode {
             guard let mode = JournalMode(rawValue: fsMode) else {
                 throw ValidationError("--fs-mode is 'local' or 'network', not '\(fsMode)'.")
@@ -58,7 +60,8 @@ struct GlobalOptions: ParsableArguments {
         var configuration = SyncEngine.Configuration()
         configuration.clientName = client
         configuration.resumeFromSavedToken = resume
-        return try ChatClient(container: try openContainer(), handle: handle, configuration: configuration)
+        // A lock on the shared file then holds up only what needs it, not the queuing of a line.
+        return try ChatClient(container: try openContainer(publicOnFirstUse: true), handle: handle, configuration: configuration)
     }
 }
 

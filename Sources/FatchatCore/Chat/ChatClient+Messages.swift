@@ -18,9 +18,36 @@ extension ChatClient {
     public func post(_ text: String, to name: ChannelName) throws -> Record {
         try checkText(text)
         let channel = try joinedChannel(name)
-        let record = Message.record(text: text, handle: handle, in: channel.name)
+        return try queue(Message.record(text: text, handle: handle, in: channel.name), creating: nil)
+    }
+
+    /// Queues a message before anything reads or writes the shared file, then joins the channel on a
+    /// thread of its own, waiting for that at most `timeout` seconds. Returns the queued record.
+    ///
+    /// For a process that posts one line and exits: another process's lock on
+    /// the file can hold up opening it, and a line typed meanwhile must not be
+    /// lost if this process is killed. The channel is queued along with the
+    /// message, created only if it does not exist, so the message always has
+    /// a channel to go to; a join that did not finish happens on a later post.
+    public func postBeforeJoining(_ text: String, to name: ChannelName, joinWithin timeout: Double) throws -> Record {
+        try checkText(text)
+        let creating = try engine.outboxEntry(for: name.recordID) == nil ? Self.channelRecord(name, topic: nil) : nil
+        let record = try queue(Message.record(text: text, handle: handle, in: name), creating: creating)
+        let joined = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            _ = try? joinedChannel(name)
+            joined.signal()
+        }
+        thread.name = "fatchat.join"
+        thread.start()
+        _ = joined.wait(timeout: .now() + max(0, timeout))
+        return record
+    }
+
+    /// Puts a new message in the outbox, after the channel it needs when that is given.
+    private func queue(_ record: Record, creating channel: Record?) throws -> Record {
         remember(record)
-        try engine.send(saving: [record])
+        try engine.send((channel.map { [OutgoingChange.create($0)] } ?? []) + [.save(record, .ifServerRecordUnchanged)])
         return record
     }
 
@@ -79,11 +106,8 @@ extension ChatClient {
             throw CommandError("Cannot attach \(path): \(error.message)")
         }
         let channel = try joinedChannel(name)
-        let record = Message.record(text: url.lastPathComponent, handle: handle, in: channel.name,
-                                    attachment: Asset(fileURL: url), type: Self.mediaType(of: url))
-        remember(record)
-        try engine.send(saving: [record])
-        return record
+        return try queue(Message.record(text: url.lastPathComponent, handle: handle, in: channel.name,
+                                        attachment: Asset(fileURL: url), type: Self.mediaType(of: url)), creating: nil)
     }
 
     static func mediaType(of url: URL) -> String {

@@ -12,29 +12,21 @@ struct Subscriptions {
     /// The subscription ID for a channel; one per user and channel.
     static func id(for channel: Channel) -> String { "messages.\(channel.name.key)" }
 
-    func subscribe(to channel: Channel) throws {
+    /// `confirmedCreation`: the channel was read from the shared file, so its creation date is the stored one.
+    func subscribe(to channel: Channel, confirmedCreation: Bool) throws {
         let predicate = try QueryPredicate(format: "channel == %@ AND creatorUserRecordID != %@", channel.recordID, client.user)
         let info = NotificationInfo(alertLocalizationKey: "message_alert", alertLocalizationArgs: ["handle", "text", "channelName"],
                                     shouldBadge: true, desiredKeys: ["channelName", "handle", "text"])
-        // The creation date as read: if the channel was deleted (and made again) since, the save fails rather than subscribe to another channel.
-        let parent = Subscription.Parent(recordID: channel.recordID, creationDate: channel.created == .distantPast ? nil : channel.created)
-        do {
-            try client.container.publicDatabase.save(Subscription(
-                subscriptionID: Self.id(for: channel), recordType: ChatSchema.messageType, predicate: predicate,
-                options: [.firesOnRecordCreation], notificationInfo: info, parent: parent))
-        } catch let error as StoreError where error.code == .referenceViolation {
-            throw CommandError("\(channel.name) was deleted while you joined it; /join \(channel.name.display) again.")
-        }
-        client.engine.subscriptionsChanged()
+        // Tied to the channel as read: if it is deleted (and made again) before this goes out, the save is
+        // refused rather than subscribe to another channel. A channel queued here has no stored date yet.
+        let parent = Subscription.Parent(recordID: channel.recordID, creationDate: confirmedCreation && channel.created != .distantPast ? channel.created : nil)
+        // Through the outbox, like the membership: another process's lock on the file holds up no one.
+        try client.engine.send([.saveSubscription(Subscription(
+            subscriptionID: Self.id(for: channel), recordType: ChatSchema.messageType, predicate: predicate,
+            options: [.firesOnRecordCreation], notificationInfo: info, parent: parent))])
     }
 
     func unsubscribe(from channel: Channel) throws {
-        // Also when the channel's deletion already took the subscription with it: the engine's copy is stale either way.
-        defer { client.engine.subscriptionsChanged() }
-        do {
-            try client.container.publicDatabase.deleteSubscription(withID: Self.id(for: channel))
-        } catch let error as StoreError where error.code == .unknownItem {
-            return
-        }
+        try client.engine.send([.deleteSubscription(Self.id(for: channel))])
     }
 }

@@ -19,6 +19,8 @@ public final class Container: Sendable {
         public var privateDataDirectory: URL?
         /// How many change-log entries each database keeps; older tokens expire.
         public var changeHistoryLimit = 100_000
+        /// Open the public database on first use, so that a lock on it holds up nothing that needs only the private one.
+        public var opensPublicDatabaseOnFirstUse = false
 
         public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil) {
             self.mode = mode
@@ -61,7 +63,10 @@ public final class Container: Sendable {
         self.currentUser = user
 
         let assets = url.appendingPathComponent(ContainerDirectory.assetsName, isDirectory: true)
-        let publicStorage = try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: descriptor.mode)
+        let mode = descriptor.mode
+        let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse
+            ? LazyStorage { try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode) }
+            : try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode)
         publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
                                         user: user, historyLimit: options.changeHistoryLimit)
 

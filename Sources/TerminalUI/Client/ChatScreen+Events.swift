@@ -33,10 +33,18 @@ extension ChatScreen {
         case .status(let status):
             state.status.pendingCount = status.pending
             state.status.failedCount = status.failed
+            waitingSince = status.waitingSince
             state.status.syncState = status.online ? "online" : "offline: \(status.pending) queued"
+            describeWait()
         case .reload:
             if let name = session.current { select(name) }
         }
+    }
+
+    /// While a write is held up, the status line says so, and for how long; `tick` keeps the count going.
+    func describeWait(now: Date = Date()) {
+        guard let waitingSince else { return }
+        state.status.syncState = "waiting for the database: locked for \(max(0, Int(now.timeIntervalSince(waitingSince)))) s"
     }
 
     private func mark(_ id: RecordID, _ delivery: MessageItem.Delivery) {
