@@ -201,7 +201,7 @@ public final class ChatClient: Sendable {
         }
         if !changes.isEmpty { try engine.send(changes) }
         // A channel made here, or still waiting in the outbox, has no stored creation date to tie the subscription to yet.
-        let stored = !created && (try engine.state(of: channel.recordID)) != .pending
+        let stored = try !created && engine.state(of: channel.recordID) != .pending
         try Subscriptions(client: self).subscribe(to: channel, confirmedCreation: stored)
         return (channel, created)
     }
