@@ -49,7 +49,8 @@ extension SyncEngine {
         defer { idle.unlock() }
         while true {
             if let pending = try? outbox.pending(limit: 1), pending.isEmpty { return true }
-            if Date() >= deadline { return false }
+            // Waiting longer would not help: the shared file is refused until someone mends it.
+            if Date() >= deadline || blockingFailure != nil { return false }
             _ = idle.wait(until: min(deadline, Date().addingTimeInterval(0.5)))
         }
     }
@@ -65,8 +66,10 @@ extension SyncEngine {
             do {
                 progressed = try sendBatch(adding: &settlement)
                 if !settlement.isEmpty, !progressed || settlement.isDue { try settle(&settlement) }
+                stoppingFailure.withLock { $0 = nil }
             } catch let error as StoreError {
                 failure = error.message
+                stoppingFailure.withLock { $0 = error.isTransient ? nil : error }
             } catch {
                 failure = "\(error)"
             }
@@ -219,6 +222,12 @@ extension SyncEngine {
         writeWatch.broadcast()
         writeWatch.unlock()
     }
+
+    /// Why the outbox cannot be sent at all, when that will not pass by itself: a public database
+    /// that is refused (not Fatchat's, newer, damaged, a planted trigger) or that every batch fails on.
+    ///
+    /// Nothing is dropped meanwhile; the changes go out once the cause is mended.
+    public var blockingFailure: StoreError? { stoppingFailure.withLock { $0 } }
 
     /// When the write under way began, once it has taken long enough to be worth telling (another process holds the lock).
     public var waitingSince: Date? {

@@ -51,6 +51,8 @@ public final class SyncEngine: Sendable {
     /// When the public write under way began; changed only while holding `writeWatch`.
     let publicWrite = Mutex<Date?>(nil)
     let writeWatch = NSCondition()
+    /// The lasting failure (not busy, not away) that stopped the last batch; `nil` once a batch goes through.
+    let stoppingFailure = Mutex<StoreError?>(nil)
 
     /// Prepares an engine; call `start()` to begin watching and sending.
     public init(container: Container, configuration: Configuration = Configuration()) throws {

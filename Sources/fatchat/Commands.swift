@@ -71,6 +71,7 @@ struct Post: ParsableCommand {
             client.engine.start()
             _ = client.engine.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
             let lockedSince = client.engine.waitingSince
+            let blocking = client.engine.blockingFailure
             // A write that a lock holds up is left to the exit; the verdict is read after the loops stopped, or gave up on them.
             client.engine.stop(waitingAtMost: 0.5)
             switch try client.engine.state(of: record.recordID) {
@@ -79,8 +80,12 @@ struct Post: ParsableCommand {
             case .failed(_, let message):
                 throw CommandError("Not sent: \(message)")
             case .pending:
+                if let blocking {
+                    Output.error("not sent: \(blocking.message) It stays queued and goes out once that is mended.")
+                    throw ExitCode(3)
+                }
                 let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""
-                FileHandle.standardError.write(Data("fatchat: not sent within \(timeout.formatted()) s\(why); it stays queued and goes out the next time fatchat runs as you.\n".utf8))
+                Output.error("not sent within \(timeout.formatted()) s\(why); it stays queued and goes out the next time fatchat runs as you.")
                 throw ExitCode(3)
             }
         }

@@ -83,10 +83,12 @@ struct AssetStore: Sendable {
     /// What is wrong with the asset names `inUse`, for `admin check`.
     func problems(inUse names: [String]) -> [String] {
         var problems: [String] = []
-        let invalid = names.filter { !AssetName.isValid($0) }.count
-        if invalid > 0 {
-            problems.append("\(invalid) asset name(s) in use are not a SHA-256 (64 lowercase hex digits); someone wrote them into the file directly, and they are never used as paths")
+        // Named as stored (cut short), so a person can find the row; whoever prints a problem makes it inert.
+        let invalid = names.filter { !AssetName.isValid($0) }
+        for name in invalid.prefix(20) {
+            problems.append("asset name \"\(name.prefix(120))\" in use is not a SHA-256 (64 lowercase hex digits); someone wrote it into the file directly, and it is never used as a path")
         }
+        if invalid.count > 20 { problems.append("and \(invalid.count - 20) more asset names in use that are not a SHA-256") }
         let assets = try? DirectoryHandle(path: directory.path)
         for hash in names where AssetName.isValid(hash) {
             let kind = (try? assets?.status(hash)).flatMap { $0 }.map { $0.st_mode & S_IFMT }

@@ -105,7 +105,7 @@ extension SQLiteAccess {
     }
 
     func eraseAll() throws -> Set<String> {
-        let hashes = Set(try String.fetchAll(db, sql: "SELECT DISTINCT hash FROM asset_use"))
+        let hashes = Set(try String.fetchAll(db, sql: "SELECT DISTINCT CAST(hash AS TEXT) FROM asset_use"))
         try db.execute(sql: "DELETE FROM record")
         try db.execute(sql: "DELETE FROM change")
         try db.execute(sql: "DELETE FROM subscription")
