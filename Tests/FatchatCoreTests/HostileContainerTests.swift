@@ -48,14 +48,8 @@ struct HostileContainerTests {
     /// Runs `fatchat ARGS` as `user` to the end, with `input` as its standard input.
     @discardableResult
     private func fatchat(_ user: String, _ arguments: [String], input: String? = nil) async throws -> WorkerProcess {
-        var handle: FileHandle?
-        if let input {
-            let pipe = Pipe()
-            pipe.fileHandleForWriting.write(Data(input.utf8))
-            try pipe.fileHandleForWriting.close()
-            handle = pipe.fileHandleForReading
-        }
-        let process = try WorkerProcess("\(user) \(arguments.first ?? "")", executable: "fatchat", arguments, launcher: launcher(user), input: handle)
+        let process = try WorkerProcess("\(user) \(arguments.first ?? "")", executable: "fatchat", arguments, launcher: launcher(user),
+                                        input: try input.map(WorkerProcess.input))
         try await process.finish(timeout: .seconds(120))
         return process
     }

@@ -77,16 +77,9 @@ func plantedMessage(text: String, handle: String, channelName: String = "general
 
         /// Runs `fatchat ARGS` to the end, with `input` on stdin.
         func run(_ arguments: [String], input: String? = nil) async throws -> WorkerProcess {
-            var handle: FileHandle?
-            if let input {
-                let pipe = Pipe()
-                pipe.fileHandleForWriting.write(Data(input.utf8))
-                try pipe.fileHandleForWriting.close()
-                handle = pipe.fileHandleForReading
-            }
             let process = try WorkerProcess(arguments.first ?? "fatchat", executable: "fatchat", arguments,
                                             environment: ["XDG_DATA_HOME": root.appendingPathComponent("data").path, "NO_COLOR": "1"],
-                                            input: handle)
+                                            input: try input.map(WorkerProcess.input))
             _ = try await process.finish(timeout: .seconds(120))
             return process
         }
