@@ -148,8 +148,11 @@ public final class BotRunner {
             if joined.remove(id) != nil || options.json {
                 say(output.event("channel_deleted", ["channel": name, "text": "#\(name) was deleted"]))
             }
-        case .notification(let text, let channel, let id, _):
-            if options.json { say(output.event("notification", ["text": text, "channel": channel ?? "", "id": id.recordName])) }
+        case .notification(let notification):
+            // Plain output already has the message when this run joined its channel; JSON gives every notification.
+            let shown = notification.channel.flatMap { try? ChannelName($0).recordID }.map(joined.contains) ?? false
+            output.learn(notification)
+            if options.json || !shown { say(output.notification(notification)) }
         case .sendFailed(let id, let error):
             report("Could not send \(id.recordName): \(error.message) It stays in the outbox, with its text, until it is retried or discarded.")
         default:

@@ -33,6 +33,11 @@ public struct EventFormatter: Sendable {
         for member in members { accounts.learn(user: member.user.recordName, handle: member.handle) }
     }
 
+    /// Notes a notification's sender, as a message's.
+    public mutating func learn(_ notification: ChatNotification) {
+        accounts.learn(user: notification.user, handle: notification.handle)
+    }
+
     /// RFC 3339 with milliseconds, in UTC.
     static func rfc3339(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
@@ -54,13 +59,26 @@ public struct EventFormatter: Sendable {
             }
             return JSONText.object(object)
         }
-        let sender = accounts.label(handle: message.handle, user: user)
+        let sender = label(handle: message.handle, user: user)
         let handle = color ? "\u{1B}[\(HandleColor.ansi(for: user))m\(sender)\u{1B}[0m" : sender
         var rest = message.text
         if message.edited { rest += " (edited)" }
         if message.attachment != nil { rest += " [attachment \(message.shortID): \(message.attachmentType ?? "file")]" }
         let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) <\(handle)> \(Sanitizer.inert(rest))"
         return type == "edited" ? "* " + line : line
+    }
+
+    /// `-- alice (bob): hi (in #ops)`, or `{"type":"notification",...}`: the alert with its sender
+    /// labelled as in message lines, inert, and in JSON the sender's `from` and `user` beside it.
+    public func notification(_ notification: ChatNotification) -> String {
+        let text = Sanitizer.inert(notification.alert(sender: label(handle: notification.handle, user: notification.user)))
+        return event("notification", ["text": text, "channel": notification.channel ?? "", "id": notification.recordID.recordName,
+                                      "from": notification.handle, "user": notification.user])
+    }
+
+    /// How a sender or member reads in plain output: the handle, with the account whenever it could pass for someone else.
+    public func label(handle: String, user: String) -> String {
+        accounts.label(handle: handle, user: user)
     }
 
     /// Any other event or result: a type plus fields. Plain output shows `text`, or the fields.
@@ -83,7 +101,7 @@ public struct EventFormatter: Sendable {
 
     /// A channel's members for plain output: `#channel: ada bob (eve)`, each labelled as in messages.
     public func members(_ members: [Member], of channel: String) -> String {
-        let labels = members.map { accounts.label(handle: $0.handle, user: $0.user.recordName) }
+        let labels = members.map { label(handle: $0.handle, user: $0.user.recordName) }
         return "#\(Sanitizer.inert(channel)): " + labels.joined(separator: " ")
     }
 

@@ -1,4 +1,3 @@
-import FatchatResources
 import Foundation
 import RecordStore
 import Synchronization
@@ -28,7 +27,7 @@ public final class ChatClient: Sendable {
         if let handle { try Self.checkHandle(handle) }
         Self.prepareIndexesSoon(container.publicDatabase)
         var configuration = configuration
-        configuration.alertStrings = AlertStrings(FatchatResources.alertFormats)
+        configuration.alertStrings = ChatNotification.alertStrings
         if configuration.refetch == nil {
             configuration.refetch = { database in
                 try database.records(matching: Query(recordType: ChatSchema.channelType), resultsLimit: 1000).records

@@ -15,8 +15,8 @@ public enum ChatEvent: Sendable {
     case channelDeleted(name: String, recordID: RecordID)
     /// Someone joined or left a channel.
     case membersChanged(channel: RecordID)
-    /// A subscription of mine matched: the alert text, rendered from its notification info.
-    case notification(text: String, channel: String?, recordID: RecordID, badge: Bool)
+    /// A subscription of mine matched someone else's message; a view renders its alert with the sender labelled.
+    case notification(ChatNotification)
     /// Something I sent failed for good; it stays in the outbox until retried or discarded.
     case sendFailed(RecordID, StoreError)
     /// Something I sent reached the public database.
@@ -61,8 +61,7 @@ extension ChatEvent {
         case .changeTokenExpired:
             return [.reload]
         case .notification(let notification):
-            return [.notification(text: notification.alertText ?? "", channel: notification.fields["channelName"]?.stringValue,
-                                  recordID: notification.recordID, badge: notification.shouldBadge)]
+            return ChatNotification(notification).map { [.notification($0)] } ?? []
         }
     }
 }

@@ -97,7 +97,7 @@ extension Subscription {
         }
         return SubscriptionNotification(subscriptionID: subscriptionID, reason: reason, stoppedMatching: stoppedMatching,
                                         recordID: change.recordID, recordType: change.recordType, fields: fields,
-                                        alertText: alert, shouldBadge: info.shouldBadge)
+                                        creatorUserRecordID: source?.creatorUserRecordID, alertText: alert, shouldBadge: info.shouldBadge)
     }
 
     /// A field value as alert text.

@@ -133,6 +133,8 @@ public struct SubscriptionNotification: Hashable, Sendable {
     public var recordType: String
     /// The subscription's desired fields, as the record has them now (before, for a deletion).
     public var fields: [String: FieldValue]
+    /// Who created the record: its sender, whatever a field such as a handle claims; `nil` when unknown.
+    public var creatorUserRecordID: RecordID?
     /// The rendered alert, or `nil` if the subscription has none.
     public var alertText: String?
     /// Whether the notification should raise the unread badge.

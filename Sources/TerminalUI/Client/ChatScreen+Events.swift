@@ -20,9 +20,10 @@ extension ChatScreen {
             channelDeleted(name: name, id: id)
         case .membersChanged(let channel):
             if channel == current?.recordID { refreshMembers() }
-        case .notification(let text, let channel, _, _):
-            guard let channel, channel.lowercased() != session.current?.key else { return }
-            state.banner = Banner(text: text, expiresAt: Date().addingTimeInterval(options.bannerSeconds))
+        case .notification(let notification):
+            guard let channel = notification.channel, channel.lowercased() != session.current?.key else { return }
+            let sender = ClientRenderer.sender(handle: notification.handle, user: notification.user, in: state)
+            state.banner = Banner(text: notification.alert(sender: sender), expiresAt: Date().addingTimeInterval(options.bannerSeconds))
         case .sendFailed(let id, let error):
             mark(id, .failed)
             notice("not sent: \(error.message) (it stays in the outbox)")

@@ -165,7 +165,7 @@ public struct StatusInfo: Sendable, Equatable {
 
 /// A notification banner, e.g. for a message in another channel.
 public struct Banner: Sendable, Equatable {
-    /// The text, from the subscription's notification info.
+    /// The text: a notification's alert with its sender labelled as in message lines, or a note from the client.
     public var text: String
     /// When the banner stops showing.
     public var expiresAt: Date

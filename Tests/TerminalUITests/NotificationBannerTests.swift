@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import FatchatCore
+@testable import RecordStore
+@testable import TerminalUI
+
+/// The banner for a message in another channel names its sender as message lines do:
+/// a copied handle never reads bare, whatever alert the subscription rendered.
+@Suite struct NotificationBannerTests {
+    /// A notification for a message in #ops, with the alert the subscription renders, which shows the handle alone.
+    private func raised(handle: String, creator: String, text: String) -> ChatEvent? {
+        let notification = SubscriptionNotification(
+            subscriptionID: "messages.ops", reason: .created, stoppedMatching: false,
+            recordID: RecordID(recordName: "feedbeef00000002"), recordType: ChatSchema.messageType,
+            fields: ["handle": .string(handle), "text": .string(text), "channelName": "ops"],
+            creatorUserRecordID: RecordID(recordName: creator), alertText: "\(handle): \(text) (in #ops)", shouldBadge: true)
+        return ChatEvent.from(.notification(notification)).first
+    }
+
+    private func makeScreen(_ sandbox: ChatScreenTests.Sandbox) throws -> ChatScreen {
+        try ChatScreen(client: try sandbox.client(), width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+    }
+
+    @Test func aBannerFromAnImpersonatorShowsTheAccount() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        let screen = try makeScreen(sandbox)
+        screen.handle(try #require(raised(handle: "alice", creator: "_1002_bob", text: "the root password please")))
+        #expect(screen.state.banner?.text == "alice (bob): the root password please (in #ops)")
+        let lines = screen.render().lines
+        #expect(lines.contains { $0.contains("★ alice (bob): the root password please (in #ops)") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("★ alice:") })
+    }
+
+    @Test func aBannerLabelsAHandleThatCopiesSomeoneOnScreen() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        let screen = try makeScreen(sandbox)
+        // Someone on screen already goes by alice, so even the account alice's own banner shows it.
+        screen.state.members.append(MemberItem(handle: "alice", userID: "_1002_bob"))
+        screen.handle(try #require(raised(handle: "alice", creator: "_1001_alice", text: "morning")))
+        #expect(screen.state.banner?.text == "alice (alice): morning (in #ops)")
+
+        let other = ChatScreenTests.Sandbox()
+        let alone = try makeScreen(other)
+        alone.handle(try #require(raised(handle: "alice", creator: "_1001_alice", text: "morning")))
+        #expect(alone.state.banner?.text == "alice: morning (in #ops)", "her own name, copied by nobody, stands alone")
+    }
+}
