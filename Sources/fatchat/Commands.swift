@@ -149,9 +149,13 @@ struct Who: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let client = try global.openClient("who")
-            let formatter = EventFormatter(json: json)
-            for member in try client.members(of: try ChannelName(channel)) {
-                print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.recordName]) : Sanitizer.inert(member.handle))
+            var formatter = EventFormatter(json: json)
+            let members = try client.members(of: try ChannelName(channel))
+            // Every member is known first, so a handle that copies another member's shows its account.
+            formatter.learn(members)
+            for member in members {
+                print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.recordName])
+                           : formatter.label(handle: member.handle, user: member.user.recordName))
             }
         }
     }
@@ -217,11 +221,13 @@ struct Whois: ParsableCommand {
                 FileHandle.standardError.write(Data("fatchat: nobody discoverable matches \(who).\n".utf8))
                 throw ExitCode.failure
             }
-            let formatter = EventFormatter(json: json)
+            var formatter = EventFormatter(json: json)
+            for person in found { formatter.accounts.learn(user: person.user.recordName, handle: person.handle) }
             for person in found {
                 let name = [person.firstName, person.lastName].compactMap { $0 }.joined(separator: " ")
+                let label = formatter.label(handle: person.handle, user: person.user.recordName)
                 print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.recordName, "name": name])
-                           : Sanitizer.inert("\(person.handle)\(name.isEmpty ? "" : " (\(name))") \(person.user.recordName)"))
+                           : label + Sanitizer.inert("\(name.isEmpty ? "" : " (\(name))") \(person.user.recordName)"))
             }
         }
     }

@@ -127,4 +127,26 @@ import SyncEngine
         _ = try await plainBot.finish(timeout: .seconds(60))
         _ = try await jsonBot.finish(timeout: .seconds(60))
     }
+
+    @Test(.enabled(if: OSUsers.available, "needs root to create the OS users fclblalice and fclblbob"))
+    func whoAndWhoisShowTheAccountOfACopiedHandle() async throws {
+        let (root, container) = try await SharedContainerFixture.make(users: [Self.alice, Self.bob], group: Self.group)
+        defer { try? FileManager.default.removeItem(at: root) }
+        _ = try await fatchat(Self.alice, ["post", "--container", container, "ops", "ops is mine"])
+        _ = try await fatchat(Self.bob, ["post", "--container", container, "--handle", Self.alice, "ops", "me too"])
+
+        let who = try await fatchat(Self.alice, ["who", "--container", container, "ops"])
+        #expect(who.errorText.isEmpty, "\(who.errorText)")
+        #expect(Set(who.lines.filter { !$0.isEmpty }) == ["\(Self.alice) (\(Self.alice))", "\(Self.alice) (\(Self.bob))"], "\(who.lines)")
+
+        let aliceProfile = try await fatchat(Self.alice, ["profile", "--container", container, "--discoverable"])
+        let bobProfile = try await fatchat(Self.bob, ["profile", "--container", container, "--handle", Self.alice, "--discoverable"])
+        #expect(aliceProfile.errorText.isEmpty && bobProfile.errorText.isEmpty, "\(aliceProfile.errorText) \(bobProfile.errorText)")
+        let whois = try await fatchat(Self.alice, ["whois", "--container", container, Self.alice])
+        let found = whois.lines.filter { !$0.isEmpty }
+        #expect(found.count == 2, "\(whois.lines) \(whois.errorText)")
+        #expect(found.contains { $0.hasPrefix("\(Self.alice) (\(Self.bob)) ") && $0.hasSuffix("_\(Self.bob)") }, "\(found)")
+        #expect(found.contains { $0.hasPrefix("\(Self.alice) (\(Self.alice)) ") && $0.hasSuffix("_\(Self.alice)") }, "\(found)")
+        #expect(!found.contains { $0.hasPrefix("\(Self.alice) _") }, "never bare: \(found)")
+    }
 }
