@@ -70,7 +70,7 @@ struct ClientTmuxTests {
         try bob.press("Enter")
         try bob.type("deploy done")
         try bob.press("Enter")
-        #expect(try await ada.waitFor("bob: deploy done (in #ops)"), "\(ada.screen)")
+        #expect(try await ada.waitFor("bob (fatchat-bob): deploy done (in #ops)"), "\(ada.screen)")
         let opsLine = try ada.capture().split(separator: "\n").first { $0.hasPrefix("#ops") }
         #expect(opsLine.map { $0.split(separator: "│").first?.trimmingCharacters(in: .whitespaces).hasSuffix("1") ?? false } == true,
                 "the badge counts one unread: \(ada.screen)")
