@@ -128,6 +128,13 @@ public final class SyncEngine: Sendable {
 
     /// Asks the fetch loop to check for changes now.
     public func fetchNow() { watcher.wake() }
+
+    /// Tells the app of each damaged row this process skips, those skipped so far first, as
+    /// ``SyncEvent/damagedRowSkipped(_:)`` events instead of on standard error: for an app
+    /// that draws on the terminal, and so must show them itself, on its own thread.
+    public func reportDamagedRows() {
+        DamagedRowLog.report(replaying: true) { [weak self] line in self?.emit(.damagedRowSkipped(line)) }
+    }
 }
 
 /// The engine's events, one at a time, as an `AsyncSequence`.

@@ -40,4 +40,6 @@ public enum SyncEvent: Sendable {
     /// The saved change token had expired: the engine started again from now,
     /// after handing over what the app's refetch returned.
     case changeTokenExpired(refetched: [Record])
+    /// A row of the shared file did not decode and was skipped: one inert line, once per row (see ``DamagedRowLog``).
+    case damagedRowSkipped(String)
 }

@@ -25,6 +25,8 @@ public enum ChatEvent: Sendable {
     case status(SyncStatus)
     /// History was lost (the change token expired); views should reload.
     case reload
+    /// A row of the shared file did not decode and was skipped: an inert line to show once.
+    case damagedRowSkipped(String)
 }
 
 extension ChatEvent {
@@ -60,6 +62,8 @@ extension ChatEvent {
             return [.status(status)]
         case .changeTokenExpired:
             return [.reload]
+        case .damagedRowSkipped(let line):
+            return [.damagedRowSkipped(line)]
         case .notification(let notification):
             return ChatNotification(notification).map { [.notification($0)] } ?? []
         }

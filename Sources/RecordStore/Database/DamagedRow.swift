@@ -73,23 +73,38 @@ public enum DamagedRowLog {
     public static var rows: [DamagedRow] { state.withLock { $0.order } }
 
     /// Sends each newly skipped row's line to `handler` instead of standard error (a full-screen client shows it its own way).
-    public static func report(to handler: @escaping @Sendable (String) -> Void) {
-        state.withLock { $0.report = handler }
+    ///
+    /// With `replaying`, the lines of the rows skipped before this call go to
+    /// `handler` too, first: a client that took over the terminal late misses none.
+    public static func report(replaying: Bool = false, to handler: @escaping @Sendable (String) -> Void) {
+        let earlier: [String] = state.withLock { state in
+            state.report = handler
+            guard replaying else { return [] }
+            return state.order.map(line) + (state.overflowed ? [overflowLine] : [])
+        }
+        earlier.forEach(handler)
     }
+
+    /// The line that reports a damaged row.
+    private static func line(_ row: DamagedRow) -> String {
+        "skipped the \(row.description). `fatchat admin check` lists damaged rows."
+    }
+
+    private static let overflowLine = "more than \(capacity) damaged rows were skipped; run `fatchat admin check` to list them."
 
     /// Records that a reader skipped `row`; reports it the first time.
     static func note(_ row: DamagedRow) {
-        let line: (String, @Sendable (String) -> Void)? = state.withLock { state in
+        let reported: (String, @Sendable (String) -> Void)? = state.withLock { state in
             guard !state.seen.contains(row) else { return nil }
             guard state.order.count < capacity else {
                 if state.overflowed { return nil }
                 state.overflowed = true
-                return ("more than \(capacity) damaged rows were skipped; run `fatchat admin check` to list them.", state.report)
+                return (overflowLine, state.report)
             }
             state.seen.insert(row)
             state.order.append(row)
-            return ("skipped the \(row.description). `fatchat admin check` lists damaged rows.", state.report)
+            return (line(row), state.report)
         }
-        if let (text, report) = line { report(text) }
+        if let (text, report) = reported { report(text) }
     }
 }

@@ -39,6 +39,8 @@ extension ChatScreen {
             describeWait()
         case .reload:
             if let name = session.current { select(name) }
+        case .damagedRowSkipped(let line):
+            notice(line)
         }
     }
 

@@ -25,6 +25,8 @@ public enum ClientApp {
         takeSignalsOnThisThread()
         let terminal = try CursesTerminal()
         let engine = client.engine
+        // Standard error is the screen now: a skipped damaged row comes through the engine's events instead.
+        engine.reportDamagedRows()
         engine.start()
         defer { engine.stop(waitingAtMost: 1) }
         let renderOptions = RenderOptions(usesColor: terminal.usesColor)
@@ -40,7 +42,7 @@ public enum ClientApp {
                 terminal.draw(made.render())
                 made.loadUnreadCounts()
                 for input in opening.typed { made.handle(input) }
-                if let status = opening.status { made.handle(status) }
+                for event in opening.events { made.handle(event) }
                 screen = made
             } catch {
                 failure = error
@@ -135,12 +137,19 @@ struct Opening {
     /// Gives the usual quick open a moment, so that the chat is the first frame.
     func waitBriefly() { _ = opened.wait(timeout: .now() + 0.5) }
 
-    /// The last status the engine reported before the chat was shown; the chat's own load covers the rest.
-    private(set) var status: ChatEvent?
+    /// What the chat is told once shown: the damaged rows skipped meanwhile, then the engine's last status;
+    /// the chat's own load covers the rest.
+    var events: [ChatEvent] { damagedRows + (status.map { [$0] } ?? []) }
+    private var status: ChatEvent?
+    private var damagedRows: [ChatEvent] = []
 
-    /// Keeps the engine's last status for the chat.
+    /// Keeps the engine's last status, and every damaged row, for the chat.
     mutating func note(_ event: ChatEvent) {
-        if case .status = event { status = event }
+        switch event {
+        case .status: status = event
+        case .damagedRowSkipped: damagedRows.append(event)
+        default: break
+        }
     }
 
     /// Keeps a key for the chat, and echoes it on the input line.
