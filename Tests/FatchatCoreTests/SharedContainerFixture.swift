@@ -1,18 +1,11 @@
 import Foundation
 import ProcessTestKit
-import Testing
 
 /// Real OS users sharing a container made by `fatchat init --group`, and the `fatchat` commands they run.
 enum SharedContainerFixture {
     /// Makes the users and a container in a fresh directory all of them can reach; remove `root` when done.
     static func make(users: [String], group: String) async throws -> (root: URL, container: String) {
-        try OSUsers.ensure(users: users, group: group)
-        let root = URL(fileURLWithPath: "/tmp/fatchat-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        let container = root.appendingPathComponent("chat").path
-        let made = try WorkerProcess("init", executable: "fatchat", ["init", container, "--group", group])
-        #expect(try await made.finish(timeout: .seconds(60)) == .success, "\(made.errorText)")
-        return (root, container)
+        try await GroupContainer.make(users: users, group: group)
     }
 
     /// Runs `fatchat ARGS` as `user` to the end.

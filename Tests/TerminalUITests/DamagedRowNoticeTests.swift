@@ -69,13 +69,8 @@ import Testing
     @Test(.enabled(if: TmuxSession.available && OSUsers.available && FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"),
                    "needs tmux, sqlite3 and root to create the OS users fcdmgalice and fcdmgbob"))
     func aRowDamagedWhileTheClientRunsIsShownInIt() async throws {
-        try OSUsers.ensure(users: [Self.alice, Self.bob], group: Self.group)
-        let root = URL(fileURLWithPath: "/tmp/fatchat-damaged-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let (root, container) = try await GroupContainer.make(users: [Self.alice, Self.bob], group: Self.group)
         defer { try? FileManager.default.removeItem(at: root) }
-        let container = root.appendingPathComponent("chat").path
-        let made = try WorkerProcess("init", executable: "fatchat", ["init", container, "--group", Self.group])
-        #expect(try await made.finish(timeout: .seconds(60)) == .success, "\(made.errorText)")
 
         let binary = try WorkerProcess.executable("fatchat").path
         let client = try TmuxSession(name: "fatchat-damaged-\(UUID().uuidString.prefix(6))", width: 100, height: 30,
@@ -85,7 +80,15 @@ import Testing
         try client.type("soon damaged")
         try client.press("Enter")
         #expect(try await client.waitFor("soon damaged"), "\(client.screen)")
-        #expect(try await client.waitFor("online"), "\(client.screen)")
+        // On screen at once, in the shared file once sent: wait (a hang guard, not a timing assertion) until `read` finds it.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let read = try WorkerProcess("read", executable: "fatchat", ["read", "--container", container, "general"],
+                                         launcher: OSUsers.launcher(for: Self.bob))
+            _ = try await read.finish(timeout: .seconds(60))
+            if read.lines.contains(where: { $0.hasSuffix("soon damaged") }) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
 
         // Bob, in the group, gives alice's message a text `created` behind Fatchat's back; she opens the channel again.
         try SQLiteCLI.run(container + "/public.sqlite",
