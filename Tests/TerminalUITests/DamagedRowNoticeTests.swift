@@ -1,5 +1,6 @@
 import Foundation
 import ProcessTestKit
+import SyncEngine
 import Testing
 @testable import FatchatCore
 @testable import RecordStore
@@ -49,6 +50,35 @@ import Testing
         screen.handle(.reload)
         deliver(client, to: screen)
         #expect(notices(naming: name, in: screen).isEmpty, "\(screen.state.messages.map(\.text))")
+
+        // A client that takes over the terminal later is told of the rows skipped before it did.
+        let later = try sandbox.client("later")
+        later.engine.reportDamagedRows()
+        var replayed: [String] = []
+        while let event = later.engine.nextEvent() {
+            if case .damagedRowSkipped(let line) = event, line.contains(name) { replayed.append(line) }
+        }
+        #expect(replayed.count == 1, "\(replayed)")
+    }
+
+    @Test func rowsSkippedWhileTheFileOpensReachTheChatOnceShown() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        var opening = Opening(client: try sandbox.client())
+        opening.note(.damagedRowSkipped("skipped the record row a: created holds text, not a date."))
+        opening.note(.status(SyncStatus(online: true, pending: 0, failed: 0)))
+        opening.note(.damagedRowSkipped("skipped the record row b: created holds text, not a date."))
+        opening.note(.reload)
+        let kept = opening.events.map { event -> String in
+            switch event {
+            case .damagedRowSkipped(let line): line
+            case .status: "status"
+            default: "other"
+            }
+        }
+        #expect(kept == ["skipped the record row a: created holds text, not a date.",
+                         "skipped the record row b: created holds text, not a date.", "status"])
+        // The opening thread is done before the sandbox goes (a hang guard, not a timing assertion).
+        for _ in 0..<100 where !opening.isOpen { opening.waitBriefly() }
     }
 
     @Test func theNoticeIsInert() {
