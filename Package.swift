@@ -90,6 +90,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FatchatBenchTests", dependencies: ["FatchatBench", "ProcessTestKit"]),
+        // Fuzz targets (issue 11). `swift build` makes a replayer of saved inputs; scripts/fuzz.sh builds the fuzzer.
+        .executableTarget(
+            name: "FatchatFuzz",
+            dependencies: ["RecordStore", "FatchatCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
