@@ -14,6 +14,7 @@ enum Replay {
                 return 1
             }
             print("\(path): \(target.run(Array(data)))")
+            fflush(nil)
         }
         return 0
     }
