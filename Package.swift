@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "ProcessTestKit", path: "Tests/ProcessTestKit"),
         .testTarget(
             name: "RecordStoreTests",
-            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit", "FatchatResources"]
+            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit", "FatchatResources", "FatchatFuzz"]
         ),
         .executableTarget(
             name: "SyncWorker",
