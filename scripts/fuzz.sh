@@ -13,7 +13,7 @@
 #   swift run FatchatFuzz <target> .build-fuzz/crashes/<target>/crash-…
 #
 # FUZZ_UPDATE_CORPUS=1 merges what the run found into Tests/FuzzCorpus/<target>/
-# (`-merge=1`, so only inputs that add coverage are kept; the seed-* files stay).
+# (`-set_cover_merge=1`: a small set of inputs with the same coverage; the seed-* files stay).
 # FUZZ_NICE (default 10) is the nice level of the build and the fuzzers.
 # Not part of `swift test`: the build needs `-sanitize=fuzzer`.
 set -euo pipefail
@@ -45,10 +45,10 @@ kinds_of_crash() {
         local out message frame
         out=$("$fuzzer" "$target" "$crash" 2>&1 || true)
         message=$(grep -m1 -E 'Fatal error|ERROR: libFuzzer' <<<"$out" | sed -E 's/, row: .*//; s/^==[0-9]+== //' || true)
-        frame=$(grep -E '^ *#[0-9]+ .* in \$s(11RecordStore|11FatchatCore)' <<<"$out" | head -n 1 \
-            | sed -E 's/.* in (\$s[^ ]+).*/\1/' | swift demangle --simplified 2>/dev/null || true)
+        frame=$(grep -E '^ *#[0-9]+ .* in \$s(11RecordStore|11FatchatCore)' <<<"$out" | head -n 1 | sed -E 's/.* in (\$s[^ ]+).*/\1/' || true)
         printf '%s | %s\t%s\n' "${message:-no trap when replayed}" "${frame:-?}" "$crash"
-    done | sort | awk -F'\t' '{ n[$1]++; if (!($1 in ex)) ex[$1] = $2 } END { for (k in n) printf "   %4d × %s\n          e.g. %s\n", n[k], k, ex[k] }'
+    done | sort | awk -F'\t' '{ n[$1]++; if (!($1 in ex)) ex[$1] = $2 } END { for (k in n) printf "   %4d × %s\n          e.g. %s\n", n[k], k, ex[k] }' \
+        | swift demangle --simplified
 }
 
 status=0
@@ -89,7 +89,7 @@ for target in "${targets[@]}"; do
         merged=$scratch/merged/$target
         rm -rf "$merged"
         mkdir -p "$merged"
-        nice -n "$nice_level" "$fuzzer" "$target" -merge=1 -timeout=10 -max_len=4096 "$merged" "$corpus" "$work" \
+        nice -n "$nice_level" "$fuzzer" "$target" -set_cover_merge=1 -timeout=10 -max_len=4096 "$merged" "$corpus" "$work" \
             >>"$log" 2>&1 || true
         # The hand-written seed-* inputs stay as they are; libFuzzer names its copies by SHA-1.
         for seed in "$corpus"/seed-*; do
