@@ -13,7 +13,8 @@
 #   swift run FatchatFuzz <target> .build-fuzz/crashes/<target>/crash-…
 #
 # FUZZ_UPDATE_CORPUS=1 merges what the run found into Tests/FuzzCorpus/<target>/
-# (`-set_cover_merge=1`: a small set of inputs with the same coverage; the seed-* files stay).
+# (`-set_cover_merge=1` on their first 1 KB: a small set of inputs with the same coverage; the
+# seed-* files stay).
 # FUZZ_NICE (default 10) is the nice level of the build and the fuzzers.
 # Not part of `swift test`: the build needs `-sanitize=fuzzer`.
 set -euo pipefail
@@ -89,7 +90,7 @@ for target in "${targets[@]}"; do
         merged=$scratch/merged/$target
         rm -rf "$merged"
         mkdir -p "$merged"
-        nice -n "$nice_level" "$fuzzer" "$target" -set_cover_merge=1 -timeout=10 -max_len=4096 "$merged" "$corpus" "$work" \
+        nice -n "$nice_level" "$fuzzer" "$target" -set_cover_merge=1 -timeout=10 -max_len=1024 "$merged" "$corpus" "$work" \
             >>"$log" 2>&1 || true
         # The hand-written seed-* inputs stay as they are; libFuzzer names its copies by SHA-1.
         for seed in "$corpus"/seed-*; do
