@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <termios.h>
 #include <unistd.h>
 #include <wchar.h>
 #include <ncursesw/curses.h>
@@ -81,6 +83,105 @@ static inline void fatchat_unroute_signals(void) {
     signal(SIGHUP, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     fatchat_signal_write_fd = -1;
+}
+
+/* A crash (SIGSEGV, SIGILL, SIGABRT, SIGBUS, SIGTRAP, SIGFPE) cannot call endwin: curses is
+   not async-signal-safe. The handler instead writes bytes prepared while the terminal was set
+   up (attributes off, cursor on, keypad off, leave the alternate screen, bracketed paste off),
+   puts back the modes saved before curses changed them, and re-raises the signal with its
+   default action, so that the exit status still names the signal. write, tcsetattr, signal
+   and raise are async-signal-safe. As with the pipe above, this state is static: prepare,
+   install and remove it from one Swift file, so that all of them use the same copy, which
+   lives in one function's static. */
+#define FATCHAT_CRASH_SIGNALS 6
+static const int fatchat_crash_signals[FATCHAT_CRASH_SIGNALS] = { SIGSEGV, SIGILL, SIGABRT, SIGBUS, SIGTRAP, SIGFPE };
+
+struct fatchat_crash_state {
+    struct termios modes;
+    int modes_saved;
+    char bytes[512];
+    size_t length;
+    struct sigaction previous[FATCHAT_CRASH_SIGNALS];
+    int installed;
+    /* A stack overflow leaves no stack to run a handler on; this is the main thread's spare. */
+    char stack[65536];
+};
+
+static inline struct fatchat_crash_state *fatchat_crash(void) {
+    static struct fatchat_crash_state state;
+    return &state;
+}
+
+static void fatchat_crash_handler(int signo) {
+    struct fatchat_crash_state *crash = fatchat_crash();
+    size_t done = 0;
+    while (done < crash->length) {
+        ssize_t n = write(STDOUT_FILENO, crash->bytes + done, crash->length - done);
+        if (n <= 0) break;
+        done += (size_t)n;
+    }
+    if (crash->modes_saved) (void)tcsetattr(STDIN_FILENO, TCSANOW, &crash->modes);
+    signal(signo, SIG_DFL);
+    raise(signo);
+}
+
+/* Saves the terminal's modes on `fd`; call it before curses changes them. Returns 0 on success. */
+static inline int fatchat_crash_save_modes(int fd) {
+    struct fatchat_crash_state *crash = fatchat_crash();
+    crash->modes_saved = tcgetattr(fd, &crash->modes) == 0;
+    return crash->modes_saved ? 0 : -1;
+}
+
+static inline void fatchat_crash_append(const char *bytes) {
+    struct fatchat_crash_state *crash = fatchat_crash();
+    if (bytes == NULL || bytes == (const char *)-1) return;
+    size_t n = strlen(bytes);
+    if (n > sizeof crash->bytes - crash->length) return;
+    memcpy(crash->bytes + crash->length, bytes, n);
+    crash->length += n;
+}
+
+/* Prepares what the handler writes, from the current terminal's description, then `extra`. */
+static inline void fatchat_crash_prepare(const char *extra) {
+    fatchat_crash()->length = 0;
+    const char *capabilities[] = { "sgr0", "cnorm", "rmkx", "rmcup" };
+    for (int i = 0; i < 4; i++) fatchat_crash_append(tigetstr((char *)capabilities[i]));
+    fatchat_crash_append(extra);
+}
+
+/* Installs the crash handler, keeping the handlers it replaces. Returns 0 on success. */
+static inline int fatchat_crash_install(void) {
+    struct fatchat_crash_state *crash = fatchat_crash();
+    if (crash->installed) return 0;
+    stack_t current;
+    if (sigaltstack(NULL, &current) == 0 && (current.ss_flags & SS_DISABLE)) {
+        stack_t spare;
+        spare.ss_sp = crash->stack;
+        spare.ss_size = sizeof crash->stack;
+        spare.ss_flags = 0;
+        (void)sigaltstack(&spare, NULL);
+    }
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = fatchat_crash_handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    int result = 0;
+    for (int i = 0; i < FATCHAT_CRASH_SIGNALS; i++) {
+        result |= sigaction(fatchat_crash_signals[i], &action, &crash->previous[i]);
+    }
+    crash->installed = 1;
+    return result;
+}
+
+/* Puts back the handlers the crash handler replaced; once the terminal is restored. */
+static inline void fatchat_crash_uninstall(void) {
+    struct fatchat_crash_state *crash = fatchat_crash();
+    if (!crash->installed) return;
+    for (int i = 0; i < FATCHAT_CRASH_SIGNALS; i++) {
+        (void)sigaction(fatchat_crash_signals[i], &crash->previous[i], NULL);
+    }
+    crash->installed = 0;
 }
 
 #endif

@@ -15,6 +15,8 @@ public enum OutboxState: Sendable, Equatable {
 public struct OutboxEntry: Sendable {
     public enum Operation: String, Sendable {
         case save, delete
+        /// Saves or deletes one of the owner's subscriptions.
+        case subscribe, unsubscribe
     }
 
     public var recordID: RecordID
@@ -25,10 +27,29 @@ public struct OutboxEntry: Sendable {
     public var record: Record?
     /// How the save treats a stored copy: conflicts by change tag, or only the keys it sets.
     public var savePolicy: SavePolicy = .ifServerRecordUnchanged
+    /// A save that only creates: a record of that ID made by anyone meanwhile counts as sent.
+    public var createsOnly = false
+    /// The subscription to save, for `subscribe`.
+    public var subscription: Subscription?
     /// The outbox record as it was read; its change tag tells whether the entry was replaced since.
     var item: Record
     /// Orders entries: earlier first.
     var order: Int64 { item["order"]?.int64Value ?? 0 }
+}
+
+/// One change to queue for the public database.
+public enum OutgoingChange: Sendable {
+    /// Saves a record; the policy says how it meets a stored copy.
+    case save(Record, SavePolicy)
+    /// Creates a record unless its ID is taken; a record that anyone made meanwhile counts as sent,
+    /// so that two users who create the same thing at once both succeed.
+    case create(Record)
+    /// Deletes a record, and what cascades from it; one that is gone already counts as deleted.
+    case delete(RecordID)
+    /// Saves one of the owner's subscriptions.
+    case saveSubscription(Subscription)
+    /// Deletes one of the owner's subscriptions by ID; one that is gone already counts as deleted.
+    case deleteSubscription(String)
 }
 
 /// Entries the sender is done with (sent, or failed for good) whose outbox records
@@ -45,6 +66,8 @@ struct Settlement {
     private(set) var handled: [RecordID: (entry: OutboxEntry, error: StoreError?)] = [:]
     private(set) var saved: [Record] = []
     private(set) var deleted: [RecordID] = []
+    /// Whether one of the owner's subscriptions was saved or deleted.
+    private(set) var changedSubscriptions = false
     private var since: ContinuousClock.Instant?
 
     var count: Int { handled.count }
@@ -59,6 +82,12 @@ struct Settlement {
     mutating func sent(_ entry: OutboxEntry, saved record: Record?) {
         add(entry, failure: nil)
         if let record { saved.append(record) } else { deleted.append(entry.recordID) }
+    }
+
+    /// A subscription change that was made; it has no record to report.
+    mutating func subscribed(_ entry: OutboxEntry) {
+        add(entry, failure: nil)
+        changedSubscriptions = true
     }
 
     mutating func failed(_ entry: OutboxEntry, _ error: StoreError) {
@@ -116,34 +145,37 @@ struct Outbox: Sendable {
 
     /// Adds changes atomically; a change to a record already in the outbox replaces it.
     func enqueue(saving records: [Record], deleting ids: [RecordID], savePolicy: SavePolicy = .ifServerRecordUnchanged) throws {
+        try enqueue(records.map { .save($0, savePolicy) } + ids.map { .delete($0) })
+    }
+
+    /// Adds changes atomically, in this order; a change to a target already in the outbox replaces it.
+    func enqueue(_ changes: [OutgoingChange]) throws {
         var order = Int64(Date().timeIntervalSince1970 * 1_000_000_000)
         var items: [Record] = []
-        for record in records {
+        for change in changes {
             order += 1
-            var item = Record(recordType: Self.itemType, recordID: itemID(record.recordID))
-            item["op"] = .string(OutboxEntry.Operation.save.rawValue)
-            item["type"] = .string(record.recordType)
-            if let tag = record.recordChangeTag { item["tag"] = .string(tag) }
-            var referenceKeys: [FieldValue] = []
-            for (key, value) in record.fields {
-                if let kept = Self.keptReference(value) {
-                    item[Self.fieldPrefix + key] = kept
-                    referenceKeys.append(.string(key))
-                } else {
-                    item[Self.fieldPrefix + key] = value
-                }
+            var item: Record
+            switch change {
+            case .save(let record, let savePolicy):
+                item = saveItem(record)
+                if savePolicy != .ifServerRecordUnchanged { item["policy"] = .string(savePolicy.rawValue) }
+            case .create(let record):
+                item = saveItem(record)
+                item["createOnly"] = 1
+            case .delete(let id):
+                item = Record(recordType: Self.itemType, recordID: itemID(id))
+                item["op"] = .string(OutboxEntry.Operation.delete.rawValue)
+                item["type"] = ""
+            case .saveSubscription(let subscription):
+                item = Record(recordType: Self.itemType, recordID: itemID(Self.subscriptionTarget(subscription.subscriptionID)))
+                item["op"] = .string(OutboxEntry.Operation.subscribe.rawValue)
+                item["type"] = ""
+                item["body"] = .bytes(try JSONEncoder().encode(subscription))
+            case .deleteSubscription(let id):
+                item = Record(recordType: Self.itemType, recordID: itemID(Self.subscriptionTarget(id)))
+                item["op"] = .string(OutboxEntry.Operation.unsubscribe.rawValue)
+                item["type"] = ""
             }
-            if !referenceKeys.isEmpty { item["refKeys"] = .list(referenceKeys) }
-            item["state"] = "pending"
-            item["order"] = .int64(order)
-            if savePolicy != .ifServerRecordUnchanged { item["policy"] = .string(savePolicy.rawValue) }
-            items.append(item)
-        }
-        for id in ids {
-            order += 1
-            var item = Record(recordType: Self.itemType, recordID: itemID(id))
-            item["op"] = .string(OutboxEntry.Operation.delete.rawValue)
-            item["type"] = ""
             item["state"] = "pending"
             item["order"] = .int64(order)
             items.append(item)
@@ -156,6 +188,29 @@ struct Outbox: Sendable {
             }
         }
     }
+
+    /// The outbox record that holds a save of `record`.
+    private func saveItem(_ record: Record) -> Record {
+        var item = Record(recordType: Self.itemType, recordID: itemID(record.recordID))
+        item["op"] = .string(OutboxEntry.Operation.save.rawValue)
+        item["type"] = .string(record.recordType)
+        if let tag = record.recordChangeTag { item["tag"] = .string(tag) }
+        var referenceKeys: [FieldValue] = []
+        for (key, value) in record.fields {
+            if let kept = Self.keptReference(value) {
+                item[Self.fieldPrefix + key] = kept
+                referenceKeys.append(.string(key))
+            } else {
+                item[Self.fieldPrefix + key] = value
+            }
+        }
+        if !referenceKeys.isEmpty { item["refKeys"] = .list(referenceKeys) }
+        return item
+    }
+
+    /// The target ID an outbox entry for a subscription goes by: no record is named so.
+    static func subscriptionTarget(_ id: String) -> RecordID { RecordID(recordName: subscriptionPrefix + id) }
+    static let subscriptionPrefix = "subscription:"
 
     /// Every entry, oldest first.
     func entries() throws -> [OutboxEntry] {
@@ -227,8 +282,13 @@ struct Outbox: Sendable {
     }
 
     func state(of id: RecordID) throws -> OutboxState {
-        guard let item = try? database.record(for: itemID(id)), let entry = entry(item) else { return .sent }
-        return entry.state
+        try entry(for: id)?.state ?? .sent
+    }
+
+    /// The entry for one target, if it is in the outbox.
+    func entry(for id: RecordID) throws -> OutboxEntry? {
+        guard let item = try? database.record(for: itemID(id)) else { return nil }
+        return entry(item)
     }
 
     /// A reference (or list of them) as strings that the private database will not try to resolve.
@@ -284,7 +344,12 @@ struct Outbox: Sendable {
             state = .pending
         }
         let policy = item["policy"]?.stringValue.flatMap(SavePolicy.init(rawValue:)) ?? .ifServerRecordUnchanged
+        var subscription: Subscription?
+        if op == .subscribe {
+            guard let body = item["body"]?.bytesValue, let decoded = try? JSONDecoder().decode(Subscription.self, from: body) else { return nil }
+            subscription = decoded
+        }
         return OutboxEntry(recordID: target, recordType: type, operation: op, state: state, record: record,
-                           savePolicy: policy, item: item)
+                           savePolicy: policy, createsOnly: item["createOnly"]?.int64Value == 1, subscription: subscription, item: item)
     }
 }

@@ -34,12 +34,12 @@ extension SyncEngine {
         if let pending { try? saveToken(pending) }
     }
 
-    /// The owner's subscriptions, reloaded at most once a second (another terminal may have joined a channel).
+    /// The owner's subscriptions, reloaded at most once a second (another terminal may have joined a channel); orphans are dropped.
     func currentSubscriptions() throws -> [Subscription] {
         if let cached = fetchState.withLock({ state in
             state.subscriptionsLoaded.map { Date().timeIntervalSince($0) < 1 } == true ? state.subscriptions : nil
         }) { return cached }
-        let loaded = try container.publicDatabase.allSubscriptions()
+        let loaded = try container.publicDatabase.liveSubscriptions()
         fetchState.withLock { state in
             state.subscriptions = loaded
             state.subscriptionsLoaded = Date()
@@ -65,6 +65,7 @@ extension SyncEngine {
         var needsFetch = true
         var wake = ChangeWatcher.Wake.woken
         var recheck = Recheck()
+        var delivered = DeliveredVersions()
         while isRunning {
             do {
                 if signal == nil { signal = try container.publicDatabase.makeChangeSignal() }
@@ -72,7 +73,7 @@ extension SyncEngine {
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
                 if needsFetch {
-                    token = try fetchAll(from: token)
+                    try fetchAll(&token, delivered: &delivered)
                     needsFetch = false
                     reportStatus(online: true, reason: nil, recount: false)
                 }
@@ -94,66 +95,118 @@ extension SyncEngine {
         flushToken()
     }
 
-    /// Fetches every batch since `token`, emits its events, then saves the new token.
-    private func fetchAll(from start: ChangeToken?) throws -> ChangeToken {
-        let database = container.publicDatabase
-        var token: ChangeToken
-        if let start {
-            token = start
-        } else if configuration.startFromBeginning {
-            token = try database.fetchChanges(since: nil, limit: 1).token
-            token = try fetchBatches(from: nil) ?? token
-            return token
-        } else {
-            token = try database.currentChangeToken()
-            try saveToken(token)
-            return token
+    /// Fetches every batch after `token` and emits its events; `token` moves past each batch as soon as it is delivered.
+    ///
+    /// `token` is the loop's own, and is updated even when this throws part way:
+    /// a retry after a failure must start after what was already emitted, or
+    /// every retry would deliver the same batch again. (A subscription row that
+    /// did not decode once made every engine re-deliver one batch per wake-up,
+    /// and its own reads woke it: one post became thousands of events.)
+    private func fetchAll(_ token: inout ChangeToken?, delivered: inout DeliveredVersions) throws {
+        if token == nil, !configuration.startFromBeginning {
+            let now = try container.publicDatabase.currentChangeToken()
+            token = now
+            try saveToken(now)
+            return
         }
-        return try fetchBatches(from: token) ?? token
+        try fetchBatches(&token, delivered: &delivered)
     }
 
-    /// Runs the owner's subscriptions over the changes and emits what fired; spent `firesOnce` subscriptions are deleted.
-    private func notify(about changes: [RecordChange]) throws {
-        guard !changes.isEmpty else { return }
-        let database = container.publicDatabase
+    /// The notifications the owner's subscriptions raise for `changes`: at most one per change, and one per record and reason,
+    /// whatever the stored subscriptions or change rows say.
+    private func notifications(for changes: [RecordChange]) throws -> SubscriptionEvaluation? {
+        guard !changes.isEmpty else { return nil }
         let subscriptions = try currentSubscriptions()
-        guard !subscriptions.isEmpty else { return }
-        let evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings)
-        for notification in evaluation.notifications { emit(.notification(notification)) }
-        for id in evaluation.subscriptionsToDelete { try? database.deleteSubscription(withID: id) }
-        if !evaluation.subscriptionsToDelete.isEmpty {
-            let spent = Set(evaluation.subscriptionsToDelete)
-            fetchState.withLock { $0.subscriptions.removeAll { spent.contains($0.subscriptionID) } }
-        }
+        guard !subscriptions.isEmpty else { return nil }
+        var evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings, atMostOnePerChange: true)
+        var raised: [RecordID: Set<SubscriptionNotification.Reason>] = [:]
+        evaluation.notifications.removeAll { !raised[$0.recordID, default: []].insert($0.reason).inserted }
+        return evaluation
     }
 
-    /// Returns the last token reached, or `nil` if nothing was fetched.
-    private func fetchBatches(from start: ChangeToken?) throws -> ChangeToken? {
+    /// Deletes the `firesOnce` subscriptions that fired, and orphans only while they are still tied to their gone parent.
+    private func deleteSpent(_ evaluation: SubscriptionEvaluation) {
+        guard !evaluation.subscriptionsToDelete.isEmpty else { return }
+        let spent = Set(evaluation.subscriptionsToDelete)
+        for subscription in (try? currentSubscriptions()) ?? [] where spent.contains(subscription.subscriptionID) {
+            _ = try? container.publicDatabase.delete(subscription)
+        }
+        fetchState.withLock { $0.subscriptions.removeAll { spent.contains($0.subscriptionID) } }
+    }
+
+    /// Fetches and delivers batches from `token` (the beginning when `nil`) until no more are coming.
+    private func fetchBatches(_ token: inout ChangeToken?, delivered: inout DeliveredVersions) throws {
         let database = container.publicDatabase
-        var token = start
-        var fetchedAny = false
         while isRunning {
-            let batch: ChangeBatch
+            var batch: ChangeBatch
             do {
                 batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize)
             } catch let error as StoreError where error.code == .changeTokenExpired {
                 let fresh = try database.currentChangeToken()
                 let refetched = try configuration.refetch?(database) ?? []
                 emit(.changeTokenExpired(refetched: refetched))
+                token = fresh
+                // The skipped changes may have deleted a subscription's parent: check the parents again.
+                subscriptionsChanged()
                 try saveToken(fresh)
-                return fresh
+                return
             }
+            // A record version delivered before comes again only through change rows written by hand.
+            batch.changedRecords.removeAll { delivered.contains($0) }
+            batch.changes.removeAll { delivered.contains($0) }
+            // Whatever can fail runs before the first event, so a batch is delivered whole and once.
+            let evaluation = try notifications(for: batch.changes)
             if !batch.changedRecords.isEmpty { emit(.recordsChanged(batch.changedRecords)) }
             if !batch.deletedRecords.isEmpty { emit(.recordsDeleted(batch.deletedRecords)) }
-            try notify(about: batch.changes)
-            if batch.token != token {
+            for notification in evaluation?.notifications ?? [] { emit(.notification(notification)) }
+            let previous = token
+            token = batch.token
+            batch.changes.forEach { delivered.insert($0) }
+            if let evaluation { deleteSpent(evaluation) }
+            if batch.token != previous {
                 try saveTokenThrottled(batch.token)
             }
-            token = batch.token
-            fetchedAny = true
             if !batch.moreComing { break }
         }
-        return fetchedAny ? token : start
+    }
+}
+
+/// The record versions (ID and change tag) the fetch loop delivered lately, with the kinds of change it delivered them for.
+///
+/// A save gives a record a new change tag, so a version that comes again for
+/// the same kind of change came from change rows that someone wrote into the
+/// file by hand; it is not delivered twice. The memory is bounded: past
+/// `capacity` records, the older half is forgotten, and at worst an old
+/// version is delivered once more, which at-least-once delivery allows.
+struct DeliveredVersions {
+    static let capacity = 20_000
+    private var versions: [RecordID: (tag: String, kinds: Set<RecordChange.Kind>)] = [:]
+    private var order: [RecordID] = []
+
+    /// Whether this version of `record` was delivered already.
+    func contains(_ record: Record) -> Bool {
+        record.recordChangeTag != nil && versions[record.recordID]?.tag == record.recordChangeTag
+    }
+
+    /// Whether this change's version of its record was delivered already, for this kind of change.
+    func contains(_ change: RecordChange) -> Bool {
+        guard let record = change.record, contains(record) else { return false }
+        return versions[record.recordID]?.kinds.contains(change.kind) == true
+    }
+
+    mutating func insert(_ change: RecordChange) {
+        guard let record = change.record, let tag = record.recordChangeTag else { return }
+        if let known = versions[record.recordID] {
+            versions[record.recordID] = (tag, known.tag == tag ? known.kinds.union([change.kind]) : [change.kind])
+            return
+        }
+        versions[record.recordID] = (tag, [change.kind])
+        order.append(record.recordID)
+        if order.count > Self.capacity {
+            let forgotten = order.prefix(Self.capacity / 2)
+            forgotten.forEach { versions[$0] = nil }
+            order.removeFirst(forgotten.count)
+        }
     }
 }
 

@@ -14,6 +14,15 @@ extension SyncEngine {
         sendWake.wake()
     }
 
+    /// Puts changes of any kind in the durable outbox, in one commit and in this order, and wakes the sender.
+    public func send(_ changes: [OutgoingChange]) throws {
+        try outbox.enqueue(changes)
+        sendWake.wake()
+    }
+
+    /// The outbox entry for one target record, if it waits there (pending or failed).
+    public func outboxEntry(for id: RecordID) throws -> OutboxEntry? { try outbox.entry(for: id) }
+
     /// Everything in the outbox, oldest first.
     public func outboxEntries() throws -> [OutboxEntry] { try outbox.entries() }
 
@@ -40,7 +49,8 @@ extension SyncEngine {
         defer { idle.unlock() }
         while true {
             if let pending = try? outbox.pending(limit: 1), pending.isEmpty { return true }
-            if Date() >= deadline { return false }
+            // Waiting longer would not help: the shared file is refused until someone mends it.
+            if Date() >= deadline || blockingFailure != nil { return false }
             _ = idle.wait(until: min(deadline, Date().addingTimeInterval(0.5)))
         }
     }
@@ -56,8 +66,10 @@ extension SyncEngine {
             do {
                 progressed = try sendBatch(adding: &settlement)
                 if !settlement.isEmpty, !progressed || settlement.isDue { try settle(&settlement) }
+                stoppingFailure.withLock { $0 = nil }
             } catch let error as StoreError {
                 failure = error.message
+                stoppingFailure.withLock { $0 = error.isTransient ? nil : error }
             } catch {
                 failure = "\(error)"
             }
@@ -79,6 +91,7 @@ extension SyncEngine {
     /// Writes what the sender is done with to the outbox, then reports it.
     private func settle(_ settlement: inout Settlement) throws {
         try outbox.settle(settlement)
+        if settlement.changedSubscriptions { subscriptionsChanged() }
         for event in settlement.events { emit(event) }
         settlement = Settlement()
         reportStatus(online: true, reason: nil)
@@ -99,7 +112,7 @@ extension SyncEngine {
         for policy in SavePolicy.allCases {
             let group = entries.filter { $0.savePolicy == policy }.compactMap(\.record)
             guard !group.isEmpty || (policy == SavePolicy.allCases.last && !deletesLeft.isEmpty) else { continue }
-            let part = try container.publicDatabase.modifyRecords(saving: group, deleting: deletesLeft, savePolicy: policy)
+            let part = try writingToPublic { try container.publicDatabase.modifyRecords(saving: group, deleting: deletesLeft, savePolicy: policy) }
             deletesLeft = []
             result.saveResults.merge(part.saveResults) { $1 }
             result.deleteResults.merge(part.deleteResults) { $1 }
@@ -107,7 +120,13 @@ extension SyncEngine {
 
         var transient: StoreError?
         for entry in entries {
-            if let record = entry.record {
+            if entry.operation == .subscribe || entry.operation == .unsubscribe {
+                switch changeSubscription(entry) {
+                case .success: settlement.subscribed(entry)
+                case .failure(let error) where error.isTransient: transient = error
+                case .failure(let error): settlement.failed(entry, error)
+                }
+            } else if let record = entry.record {
                 switch result.saveResults[record.recordID] {
                 case .success(let saved)?:
                     settlement.sent(entry, saved: saved)
@@ -116,6 +135,9 @@ extension SyncEngine {
                         transient = error
                     } else if let server = alreadySent(record, error) {
                         settlement.sent(entry, saved: server)
+                    } else if entry.createsOnly, error.code == .permissionFailure || error.code == .serverRecordChanged {
+                        // Someone created it meanwhile: what this entry asked for is there.
+                        settlement.sent(entry, saved: error.serverRecord ?? record)
                     } else {
                         settlement.failed(entry, error)
                     }
@@ -143,6 +165,25 @@ extension SyncEngine {
         return true
     }
 
+    /// Saves or deletes one of the owner's subscriptions; deleting one that is gone counts as done.
+    private func changeSubscription(_ entry: OutboxEntry) -> Result<Void, StoreError> {
+        let database = container.publicDatabase
+        do {
+            if let subscription = entry.subscription {
+                try writingToPublic { try database.save(subscription) }
+            } else {
+                try writingToPublic { try database.deleteSubscription(withID: String(entry.recordID.recordName.dropFirst(Outbox.subscriptionPrefix.count))) }
+            }
+            return .success(())
+        } catch let error as StoreError where entry.subscription == nil && error.code == .unknownItem {
+            return .success(())
+        } catch let error as StoreError {
+            return .failure(error)
+        } catch {
+            return .failure(StoreError(.internalError, "\(error)"))
+        }
+    }
+
     /// A resend after a crash finds its own earlier commit: that counts as sent.
     private func alreadySent(_ record: Record, _ error: StoreError) -> Record? {
         guard error.code == .serverRecordChanged, let server = error.serverRecord else { return nil }
@@ -165,6 +206,62 @@ extension SyncEngine {
         return a.fields.mapValues(normalized) == b.fields.mapValues(normalized)
     }
 
+    // MARK: Waiting on the public database
+
+    /// Runs a write to the public database, noting since when, so that the status can say what the engine waits for.
+    func writingToPublic<T>(_ body: () throws -> T) rethrows -> T {
+        let start = Date()
+        noteWrite(start)
+        defer { noteWrite(nil) }
+        return try body()
+    }
+
+    private func noteWrite(_ start: Date?) {
+        writeWatch.lock()
+        publicWrite.withLock { $0 = start }
+        writeWatch.broadcast()
+        writeWatch.unlock()
+    }
+
+    /// Why the outbox cannot be sent at all, when that will not pass by itself: a public database
+    /// that is refused (not Fatchat's, newer, damaged, a planted trigger) or that every batch fails on.
+    ///
+    /// Nothing is dropped meanwhile; the changes go out once the cause is mended.
+    public var blockingFailure: StoreError? { stoppingFailure.withLock { $0 } }
+
+    /// When the write under way began, once it has taken long enough to be worth telling (another process holds the lock).
+    public var waitingSince: Date? {
+        publicWrite.withLock { $0 }.flatMap { Date().timeIntervalSince($0) >= Self.waitWorthTelling ? $0 : nil }
+    }
+
+    static let waitWorthTelling = 1.0
+
+    /// Reports a write that is held up, once when it has taken a second, and again when it ends;
+    /// it sleeps on a condition in between, so an idle engine costs nothing here.
+    func watchLoop() {
+        writeWatch.lock()
+        defer { writeWatch.unlock() }
+        while isRunning {
+            guard let since = publicWrite.withLock({ $0 }) else {
+                writeWatch.wait()
+                continue
+            }
+            let due = since.addingTimeInterval(Self.waitWorthTelling)
+            if Date() < due {
+                _ = writeWatch.wait(until: due)
+                continue
+            }
+            // Counted afresh: what is queued is part of what the wait holds up.
+            writeWatch.unlock()
+            reportStatus(online: nil, reason: nil)
+            writeWatch.lock()
+            while isRunning, publicWrite.withLock({ $0 }) == since { writeWatch.wait() }
+            writeWatch.unlock()
+            reportStatus(online: nil, reason: nil)
+            writeWatch.lock()
+        }
+    }
+
     // MARK: Status
 
     /// Emits a status event when connectivity or the outbox counts changed.
@@ -179,7 +276,7 @@ extension SyncEngine {
             let counts = fresh ?? (pending: last?.pending ?? 0, failed: last?.failed ?? 0)
             let isOnline = online ?? last?.online ?? true
             let status = SyncStatus(online: isOnline, pending: counts.pending, failed: counts.failed,
-                                    reason: isOnline ? nil : (reason ?? last?.reason))
+                                    reason: isOnline ? nil : (reason ?? last?.reason), waitingSince: waitingSince)
             guard status != last else { return nil }
             last = status
             return status

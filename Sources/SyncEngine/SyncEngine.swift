@@ -9,7 +9,9 @@ import Synchronization
 /// network filesystem), fetches the change feed since its saved token, and
 /// emits events, including notifications from its owner's subscriptions. Outgoing changes go to a durable outbox in the private
 /// database first, then to the public database in batches, retried with
-/// exponential backoff while the failure is transient.
+/// exponential backoff while the failure is transient. Only the engine's own
+/// threads wait on the public database; a write that another process's lock
+/// holds up for a second shows in the status as `waitingSince`.
 public final class SyncEngine: Sendable {
     /// How the engine behaves.
     public struct Configuration: Sendable {
@@ -46,6 +48,11 @@ public final class SyncEngine: Sendable {
     let lastStatus = Mutex<SyncStatus?>(nil)
     let fetchState = Mutex(FetchState())
     let idle = NSCondition()
+    /// When the public write under way began; changed only while holding `writeWatch`.
+    let publicWrite = Mutex<Date?>(nil)
+    let writeWatch = NSCondition()
+    /// The lasting failure (not busy, not away) that stopped the last batch; `nil` once a batch goes through.
+    let stoppingFailure = Mutex<StoreError?>(nil)
 
     /// Prepares an engine; call `start()` to begin watching and sending.
     public init(container: Container, configuration: Configuration = Configuration()) throws {
@@ -60,10 +67,11 @@ public final class SyncEngine: Sendable {
 
     // MARK: Lifecycle
 
-    /// Starts the fetch and send loops, each on its own thread.
+    /// Starts the fetch and send loops, and the watch on held-up writes, each on its own thread.
     public func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        for (name, loop) in [("fatchat.sync.fetch", fetchLoop), ("fatchat.sync.send", sendLoop)] as [(String, @Sendable () -> Void)] {
+        for (name, loop) in [("fatchat.sync.fetch", fetchLoop), ("fatchat.sync.send", sendLoop),
+                             ("fatchat.sync.watch", watchLoop)] as [(String, @Sendable () -> Void)] {
             loops.enter()
             let thread = Thread { [loops] in
                 Self.leaveSignalsToTheMainThread()
@@ -84,13 +92,23 @@ public final class SyncEngine: Sendable {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
-    /// Stops both loops and ends the event sequence.
-    public func stop() {
-        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+    /// Stops the loops and ends the event sequence, waiting at most `timeout` seconds
+    /// for them; returns whether they ended.
+    ///
+    /// A loop inside a write that another process's lock holds up is left to
+    /// the process's exit: nothing it writes is lost, as the outbox keeps each
+    /// change until the public database has it.
+    @discardableResult
+    public func stop(waitingAtMost timeout: Double = .infinity) -> Bool {
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return true }
         watcher.wake()
         sendWake.wake()
-        loops.wait()
+        writeWatch.lock()
+        writeWatch.broadcast()
+        writeWatch.unlock()
+        let ended = timeout.isFinite ? loops.wait(timeout: .now() + timeout) == .success : { loops.wait(); return true }()
         events.finish()
+        return ended
     }
 
     var isRunning: Bool { running.load(ordering: .sequentiallyConsistent) }

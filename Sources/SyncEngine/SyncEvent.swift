@@ -11,12 +11,15 @@ public struct SyncStatus: Sendable, Equatable {
     public var failed: Int
     /// Why the engine is offline, if it is.
     public var reason: String?
+    /// Since when a write to the public database has been held up, typically by another process's lock.
+    public var waitingSince: Date?
 
-    public init(online: Bool, pending: Int, failed: Int, reason: String? = nil) {
+    public init(online: Bool, pending: Int, failed: Int, reason: String? = nil, waitingSince: Date? = nil) {
         self.online = online
         self.pending = pending
         self.failed = failed
         self.reason = reason
+        self.waitingSince = waitingSince
     }
 }
 

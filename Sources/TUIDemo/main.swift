@@ -15,13 +15,13 @@ func demoState() -> ClientViewState {
     state.title = ChannelTitle(name: "#general", topic: "Fatchat demo", memberCount: 3)
     state.myHandle = "me"
     state.status = StatusInfo(handle: "me", pendingCount: 0, failedCount: 0, syncState: "online")
-    state.members = [MemberItem(handle: "alice", userID: "1001"), MemberItem(handle: "bob", userID: "1002"),
-                     MemberItem(handle: "me", userID: "1000")]
+    state.members = [MemberItem(handle: "alice", userID: "_1001_alice"), MemberItem(handle: "bob", userID: "_1002_bob"),
+                     MemberItem(handle: "me", userID: "_1000_me")]
     let texts: [(String, String, String)] = [
-        ("alice", "1001", "Hello everyone, welcome to the demo frame"),
-        ("bob", "1002", "你好世界 wide characters and 👨‍👩‍👧 family ❤️ heart"),
-        ("alice", "1001", "an escape \u{1B}[2J sequence and a CR\r stay inert"),
-        ("bob", "1002", "hey me, this mentions you"),
+        ("alice", "_1001_alice", "Hello everyone, welcome to the demo frame"),
+        ("bob", "_1002_bob", "你好世界 wide characters and 👨‍👩‍👧 family ❤️ heart"),
+        ("alice", "_1001_alice", "an escape \u{1B}[2J sequence and a CR\r stay inert"),
+        ("bob", "_1002_bob", "hey me, this mentions you"),
     ]
     state.messages = texts.enumerated().map { index, item in
         MessageItem(id: "m\(index)", time: start.addingTimeInterval(Double(index) * 60), handle: item.0, userID: item.1, text: item.2)
@@ -65,7 +65,7 @@ do {
                 continue
             }
             if case .submit(let line) = editor.handle(input, candidates: candidates) {
-                state.messages.append(MessageItem(id: UUID().uuidString, time: Date(), handle: "me", userID: "1000", text: line))
+                state.messages.append(MessageItem(id: UUID().uuidString, time: Date(), handle: "me", userID: "_1000_me", text: line))
             }
         }
         redraw(terminal)

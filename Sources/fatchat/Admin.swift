@@ -16,12 +16,12 @@ struct Admin: ParsableCommand {
             try reportingErrors {
                 let database = try global.openContainer(create: false).publicDatabase
                 for summary in try database.recordTypes() {
-                    print("\(summary.recordType) (\(summary.count) record\(summary.count == 1 ? "" : "s"))")
+                    Output.line("\(summary.recordType) (\(summary.count) record\(summary.count == 1 ? "" : "s"))")
                     let marks = try database.indexes(ofType: summary.recordType)
                     for key in summary.fields.keys.sorted() {
                         var line = "  \(key): \(summary.fields[key] ?? "?")"
                         if let mark = marks[key] { line += "  [" + Admin.describe(mark) + "]" }
-                        print(line)
+                        Output.line(line)
                     }
                 }
             }
@@ -53,7 +53,7 @@ struct Admin: ParsableCommand {
                 }
                 let query = Query(recordType: type, predicate: try QueryPredicate(format: predicate), sortDescriptors: sorts)
                 for record in try database.records(matching: query, resultsLimit: max(1, min(limit, RecordDatabase.maximumResultsLimit))).records {
-                    print(RecordPrinter.line(record, json: json))
+                    RecordPrinter.write(record, json: json)
                 }
             }
         }
@@ -66,7 +66,7 @@ struct Admin: ParsableCommand {
         func run() throws {
             try reportingErrors {
                 let database = try global.openContainer(create: false).publicDatabase
-                for line in try SubscriptionListing.lines(database) { print(line) }
+                for line in try SubscriptionListing.lines(database) { Output.line(line) }
             }
         }
     }
@@ -94,22 +94,29 @@ struct Admin: ParsableCommand {
                 if sortable { options.insert(.sortable) }
                 if searchable { options.insert(.searchable) }
                 try global.openContainer(create: false).publicDatabase.setIndexes(options, forField: field, ofType: type)
-                print("\(type).\(field): \(options.isEmpty ? "no marks" : Admin.describe(options))")
+                Output.line("\(type).\(field): \(options.isEmpty ? "no marks" : Admin.describe(options))")
             }
         }
     }
 
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Check the public database's integrity.")
+        static let configuration = CommandConfiguration(
+            abstract: "Check the public database: the file, its schema (planted triggers, views, tables, indexes), rows that do not decode, references and assets.")
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
             try reportingErrors {
-                let problems = try global.openContainer(create: false).publicDatabase.checkIntegrity()
+                // Opening refuses a planted schema; the check reads the file by itself, so it can still say what is wrong.
+                var database: RecordDatabase?
+                do {
+                    database = try global.openContainer(create: false).publicDatabase
+                } catch let error as StoreError where error.code == .badDatabase {}
+                var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL)
+                if let database { problems += try OrphanCheck.problems(database) }
                 if problems.isEmpty {
-                    print("ok")
+                    Output.line("ok")
                 } else {
-                    problems.forEach { print($0) }
+                    problems.forEach { Output.line($0) }
                     throw ExitCode.failure
                 }
             }
@@ -125,33 +132,34 @@ struct Admin: ParsableCommand {
             try reportingErrors {
                 let container = try global.openContainer(create: false)
                 if !yes {
-                    FileHandle.standardError.write(Data("Erase everything in \(container.url.path)? Every client loses its history. Type 'yes' to go on: ".utf8))
+                    Output.ask("Erase everything in \(container.url.path)? Every client loses its history. Type 'yes' to go on: ")
                     guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
-                        FileHandle.standardError.write(Data("Nothing was erased.\n".utf8))
+                        Output.note("Nothing was erased.")
                         throw ExitCode.failure
                     }
                 }
                 try container.publicDatabase.eraseAll()
-                print("Erased \(container.url.path).")
+                Output.line("Erased \(container.url.path).")
             }
         }
     }
 }
 
-/// How records look in `admin query`.
+/// How records look in `admin query`: one line each, inert, or one JSON object each.
 enum RecordPrinter {
-    static func line(_ record: Record, json: Bool) -> String {
+    static func write(_ record: Record, json: Bool) {
         var object: [String: Any] = ["recordName": record.recordID.recordName, "recordType": record.recordType]
         if let created = record.creationDate { object["creationDate"] = created.formatted(Date.ISO8601FormatStyle()) }
         if let creator = record.creatorUserRecordID { object["creator"] = creator.recordName }
         var fields: [String: Any] = [:]
         for key in record.allKeys { fields[key] = record[key].map(describe) ?? "" }
         object["fields"] = fields
-        if json, let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-            return String(decoding: data, as: UTF8.self)
+        if json {
+            say(JSONText.object(object))
+        } else {
+            let body = record.allKeys.map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: " ")
+            Output.line("\(record.recordID.recordName) [\(record.recordType)] \(body)")
         }
-        let body = record.allKeys.map { "\($0)=\(Sanitizer.inert("\(fields[$0] ?? "")"))" }.joined(separator: " ")
-        return "\(record.recordID.recordName) [\(record.recordType)] \(body)"
     }
 
     static func describe(_ value: FieldValue) -> Any {

@@ -29,16 +29,25 @@ struct Chat: ParsableCommand {
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make a container that several OS users can share.",
-        discussion: "With --group, the directory is setgid to that group and group-writable, and so are the files SQLite creates in it later.")
+        discussion: """
+            With --group, the directory is setgid to that group, and only its members may read or write it \
+            (2770; the database 0660, assets 0640), and so it stays for the files SQLite creates later. \
+            Without --group the container is yours alone (0700). --public lets every local user read it. \
+            init refuses a directory that already holds any part of a container, and changes nothing it did not make: \
+            a directory that exists must already have the group and mode asked for.
+            """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The directory to make the container in.") var directory: String
     @Option(help: "The group whose members may use the container.") var group: String?
+    @Flag(name: .customLong("public"), help: "Let every local user read the container (2775, files 0664, assets 0644).") var readableByOthers = false
 
     func run() throws {
         try reportingErrors {
             let url = URL(fileURLWithPath: directory)
-            let container = try SharedContainer.make(at: url, group: group, mode: global.fsMode.flatMap(JournalMode.init(rawValue:)))
-            print("Created \(container.url.path) (\(container.mode.rawValue) mode\(group.map { ", shared with group \($0)" } ?? "")).")
+            let container = try SharedContainer.make(at: url, group: group, readableByOthers: readableByOthers,
+                                                     mode: global.fsMode.flatMap(JournalMode.init(rawValue:)))
+            let sharing = group.map { ", shared with group \($0)" } ?? ""
+            print("Created \(container.url.path) (\(container.mode.rawValue) mode\(sharing)\(readableByOthers ? ", readable by everyone" : "")).")
         }
     }
 }
@@ -48,23 +57,36 @@ struct Post: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
     @Argument(parsing: .captureForPassthrough, help: "The text; several words are joined with spaces.") var text: [String]
-    @Option(help: "Seconds to wait for the message to be sent.") var timeout = 10.0
+    @Option(help: "Seconds to wait for the message to be sent; then it exits 3 if it is still queued (it goes out next time).") var timeout = 10.0
 
     func run() throws {
         try reportingErrors {
+            let deadline = Date().addingTimeInterval(max(0, timeout))
             let client = try global.openClient("post")
             let name = try ChannelName(channel)
             let words = text.first == "--" ? Array(text.dropFirst()) : text
             guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
-            let record = try client.post(words.joined(separator: " "), to: name)
+            // Queued before anything touches the shared file, so that no lock on it can lose the line.
+            let record = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: deadline.timeIntervalSinceNow)
             client.engine.start()
-            defer { client.engine.stop() }
-            guard client.engine.waitUntilSent(timeout: timeout) else {
-                FileHandle.standardError.write(Data("fatchat: not sent yet; it stays queued and goes out next time.\n".utf8))
-                throw ExitCode(3)
-            }
-            if case .failed(_, let message) = try client.engine.state(of: record.recordID) {
+            _ = client.engine.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
+            let lockedSince = client.engine.waitingSince
+            let blocking = client.engine.blockingFailure
+            // A write that a lock holds up is left to the exit; the verdict is read after the loops stopped, or gave up on them.
+            client.engine.stop(waitingAtMost: 0.5)
+            switch try client.engine.state(of: record.recordID) {
+            case .sent:
+                return
+            case .failed(_, let message):
                 throw CommandError("Not sent: \(message)")
+            case .pending:
+                if let blocking {
+                    Output.error("not sent: \(blocking.message) It stays queued and goes out once that is mended.")
+                    throw ExitCode(3)
+                }
+                let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""
+                Output.error("not sent within \(timeout.formatted()) s\(why); it stays queued and goes out the next time fatchat runs as you.")
+                throw ExitCode(3)
             }
         }
     }
@@ -74,7 +96,7 @@ struct Read: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a channel's latest messages, and with --follow, new ones as they come.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
-    @Option(help: "How many of the latest messages to print.") var last = 20
+    @Option(help: "How many of the latest messages to print; any number, so a large one exports the whole channel.") var last = 20
     @Flag(help: "Keep printing new messages until interrupted.") var follow = false
     @Flag(help: "One JSON object per line, as the bot prints.") var json = false
 
@@ -83,12 +105,17 @@ struct Read: ParsableCommand {
             let client = try global.openClient("read", resume: false)
             let name = try ChannelName(channel)
             guard try client.channel(name) != nil else { throw CommandError("There is no channel #\(name.display).") }
-            let formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
-            for message in try client.messages(in: name, limit: max(1, last)).messages {
-                print(formatter.message(message))
+            var formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
+            // Every member of the channel is known before the first line, so a handle that copies
+            // one of them shows its account wherever it appears; a sender met later is learnt as it comes.
+            formatter.learn(try client.members(of: name))
+            try client.eachMessage(in: name, last: max(1, last)) { message in
+                formatter.learn(message)
+                say(formatter.message(message))
             }
             guard follow else { return }
-            try Follower(client: client, channel: name, formatter: formatter).run()
+            var follower = Follower(client: client, channel: name, formatter: formatter)
+            try follower.run()
         }
     }
 }

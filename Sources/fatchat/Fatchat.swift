@@ -37,8 +37,15 @@ struct GlobalOptions: ParsableArguments {
         return Container.defaultURL
     }
 
-    func openContainer(create: Bool = true) throws -> Container {
-        var options = Container.Options(create: create)
+    /// Opens the container; only the embedded default in the user's own data directory is made on first use.
+    ///
+    /// Any other directory is made by `fatchat init`, once, so that a
+    /// container whose descriptor has gone is never silently made anew.
+    /// `publicOnFirstUse` leaves the shared file closed until something needs it, so a lock on it holds up nothing before then.
+    func openContainer(create: Bool = true, publicOnFirstUse: Bool = false) throws -> Container {
+        let named = container != nil || !(ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"] ?? "").isEmpty
+        var options = Container.Options(create: create && !named)
+        options.opensPublicDatabaseOnFirstUse = publicOnFirstUse
         if let fsMode {
             guard let mode = JournalMode(rawValue: fsMode) else {
                 throw ValidationError("--fs-mode is 'local' or 'network', not '\(fsMode)'.")
@@ -53,19 +60,30 @@ struct GlobalOptions: ParsableArguments {
         var configuration = SyncEngine.Configuration()
         configuration.clientName = client
         configuration.resumeFromSavedToken = resume
-        return try ChatClient(container: try openContainer(), handle: handle, configuration: configuration)
+        // A lock on the shared file then holds up only what needs it, not the queuing of a line.
+        return try ChatClient(container: try openContainer(publicOnFirstUse: true), handle: handle, configuration: configuration)
     }
 }
 
-/// Turns the errors a person can act on into one line on stderr and exit code 1.
+/// Turns every error but a usage error into one inert line on stderr and exit code 1.
+///
+/// An error's text can quote the shared file (a trigger's `RAISE` message, a record name),
+/// so it goes out through ``Output/error(_:)``, never raw through ArgumentParser.
 func reportingErrors<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as ValidationError {
+        throw error
+    } catch let error as CleanExit {
+        throw error
     } catch let error as StoreError {
-        FileHandle.standardError.write(Data("fatchat: \(error.message)\n".utf8))
-        throw ExitCode.failure
+        Output.error(error.message)
     } catch let error as CommandError {
-        FileHandle.standardError.write(Data("fatchat: \(error.message)\n".utf8))
-        throw ExitCode.failure
+        Output.error(error.message)
+    } catch {
+        Output.error(String(describing: error))
     }
+    throw ExitCode.failure
 }

@@ -6,9 +6,9 @@ import RecordStore
 struct Follower {
     let client: ChatClient
     let channel: ChannelName
-    let formatter: EventFormatter
+    var formatter: EventFormatter
 
-    func run() throws {
+    mutating func run() throws {
         let engine = client.engine
         engine.start()
         defer { engine.stop() }
@@ -20,8 +20,10 @@ struct Follower {
                 for chat in ChatEvent.from(event) {
                     switch chat {
                     case .message(let message) where message.channel == channelID:
+                        formatter.learn(message)
                         say(formatter.message(message))
                     case .messageEdited(let message) where message.channel == channelID:
+                        formatter.learn(message)
                         say(formatter.message(message, type: "edited"))
                     case .channelDeleted(_, let id) where id == channelID:
                         say(formatter.event("channel_deleted", ["channel": channel.display, "text": "#\(channel.display) was deleted"]))
@@ -33,9 +35,4 @@ struct Follower {
             }
         }
     }
-}
-
-/// Writes a line to stdout at once, so a pipe sees it while the command keeps running.
-func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

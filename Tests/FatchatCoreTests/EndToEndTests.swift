@@ -11,34 +11,23 @@ struct EndToEndTests {
 
     /// A shared container in a fresh directory everyone can reach.
     private func sharedContainer() async throws -> (root: URL, container: String) {
-        try OSUsers.ensure(users: [Self.alice, Self.bob], group: Self.group)
-        let root = URL(fileURLWithPath: "/tmp/fatchat-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        let container = root.appendingPathComponent("chat").path
-        let made = try WorkerProcess("init", executable: "fatchat", ["init", container, "--group", Self.group])
-        #expect(try await made.finish(timeout: .seconds(60)) == .success, "\(made.errorText)")
-        return (root, container)
+        try await SharedContainerFixture.make(users: [Self.alice, Self.bob], group: Self.group)
     }
 
     /// Runs `fatchat ARGS` as `user` to the end.
     @discardableResult
     private func fatchat(_ user: String, _ arguments: [String], input: FileHandle? = nil) async throws -> WorkerProcess {
-        let process = try WorkerProcess("\(user) \(arguments.first ?? "")", executable: "fatchat", arguments, launcher: OSUsers.launcher(for: user), input: input)
-        _ = try await process.finish(timeout: .seconds(120))
-        return process
+        try await SharedContainerFixture.fatchat(user, arguments, input: input)
     }
 
     /// The JSON objects a `--json` command printed.
     private func objects(_ process: WorkerProcess) -> [[String: Any]] {
-        process.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        SharedContainerFixture.objects(process)
     }
 
     /// A bot that keeps running, with its stdin held open by the test.
     private func runningBot(_ user: String, _ arguments: [String]) throws -> (WorkerProcess, Pipe) {
-        let input = Pipe()
-        let bot = try WorkerProcess("\(user) bot", executable: "fatchat", ["bot"] + arguments, launcher: OSUsers.launcher(for: user),
-                                    input: input.fileHandleForReading)
-        return (bot, input)
+        try SharedContainerFixture.runningBot(user, arguments)
     }
 
     @Test func aliceAndBobChat() async throws {

@@ -36,6 +36,14 @@ public final class WorkerProcess: Sendable {
         return found
     }
 
+    /// A standard input that holds `text` and then ends; for short inputs (a pipe holds 64 KB before a write blocks).
+    public static func input(_ text: String) throws -> FileHandle {
+        let pipe = Pipe()
+        pipe.fileHandleForWriting.write(Data(text.utf8))
+        try pipe.fileHandleForWriting.close()
+        return pipe.fileHandleForReading
+    }
+
     /// Starts `executable` with `arguments`, directly, or through `launcher` (e.g. `runuser -u USER --`).
     public init(_ name: String, executable: String = "StoreWorker", _ arguments: [String], launcher: [String] = [],
                 environment: [String: String] = [:], input: FileHandle? = nil) throws {

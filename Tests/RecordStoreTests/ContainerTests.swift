@@ -84,9 +84,15 @@ import Testing
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')")
         }
+        // Fold the WAL in and close everything, as a quiet container is between runs:
+        // opening it must not even rewrite the header's counters.
+        try DatabaseQueue(path: path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        let error = #expect(throws: StoreError.self) { try dir.container() }
-        #expect(error?.code == .incompatibleVersion)
+        for _ in 0..<2 {
+            let error = #expect(throws: StoreError.self) { try dir.container() }
+            #expect(error?.code == .incompatibleVersion)
+        }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 

@@ -43,7 +43,8 @@ import SyncEngine
         type("hello world", into: screen)
         #expect(screen.state.messages.last?.text == "hello world")
         #expect(screen.state.messages.last?.delivery == .pending)
-        #expect(screen.render().lines.contains { $0.contains("<ada> hello world") })
+        // The handle ada is not the OS user's name, so the account shows beside it.
+        #expect(screen.render().lines.contains { $0.contains("<ada (\(UserIdentity.current.userName))> hello world") })
 
         client.engine.start()
         defer { client.engine.stop() }

@@ -5,6 +5,7 @@ import Testing
 /// Two real clients in tmux, run by two real OS users, driven with send-keys and read with capture-pane.
 @Suite(.serialized, .enabled(if: TmuxSession.available && OSUsers.available, "needs tmux, and root to create OS users"))
 struct ClientTmuxTests {
+    /// Handles and the OS users who type them; a handle is not its user's name, so lines read `<ada (fatchat-alice)>`.
     static let users = ["ada": "fatchat-alice", "bob": "fatchat-bob"]
     static let group = "fatchat-crew"
 
@@ -44,8 +45,8 @@ struct ClientTmuxTests {
 
         try ada.type("hello bob, 你好 🍕")
         try ada.press("Enter")
-        #expect(try await bob.waitFor("<ada> hello bob, 你好 🍕"), "\(bob.screen)")
-        #expect(try await ada.waitFor("<ada> hello bob"))
+        #expect(try await bob.waitFor("<ada (fatchat-alice)> hello bob, 你好 🍕"), "\(bob.screen)")
+        #expect(try await ada.waitFor("<ada (fatchat-alice)> hello bob"))
         // The status line shows the handle; the title the channel and its member count.
         #expect(try bob.capture().contains("[bob]"))
         #expect(try await bob.waitFor("2 members"))
@@ -83,7 +84,7 @@ struct ClientTmuxTests {
         let long = "the quick brown fox jumps over the lazy dog and keeps running far beyond the edge"
         try ada.type(long)
         try ada.press("Enter")
-        #expect(try await ada.waitFor("<ada> the quick brown fox"))
+        #expect(try await ada.waitFor("<ada (fatchat-alice)> the quick brown fox"))
         try ada.resize(width: 40, height: 12)
         #expect(try await ada.waitFor("running far"), "\(ada.screen)")
         let narrow = try ada.capture().split(separator: "\n")
@@ -125,7 +126,7 @@ struct ClientTmuxTests {
         try ada.press("C-s")
         try ada.type("still alive")
         try ada.press("Enter")
-        #expect(try await ada.waitFor("<ada> still alive"), "Ctrl-S did not freeze the client")
+        #expect(try await ada.waitFor("<ada (fatchat-alice)> still alive"), "Ctrl-S did not freeze the client")
         try ada.press("F1")
         #expect(try await ada.waitFor("Alt-1"), "F1 opens help")
         try ada.press("Escape")
@@ -141,7 +142,7 @@ struct ClientTmuxTests {
         #expect(try await ada.waitFor("[#general]"), "TERM=\(term): \(ada.screen)")
         try ada.type("works on \(term)")
         try ada.press("Enter")
-        #expect(try await ada.waitFor("<ada> works on \(term)"), "TERM=\(term): \(ada.screen)")
+        #expect(try await ada.waitFor("<ada (fatchat-alice)> works on \(term)"), "TERM=\(term): \(ada.screen)")
         try ada.press("C-c")
         #expect(try await ada.waitForExit())
     }

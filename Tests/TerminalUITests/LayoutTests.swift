@@ -17,9 +17,9 @@ import Testing
         state.title = ChannelTitle(name: "#general", topic: "all things", memberCount: 2)
         state.myHandle = "me"
         state.status = StatusInfo(handle: "me", pendingCount: 2, failedCount: 1, syncState: "offline: 3 queued")
-        state.members = [MemberItem(handle: "me", userID: "1"), MemberItem(handle: "alice", userID: "2")]
+        state.members = [MemberItem(handle: "me", userID: "_1001_me"), MemberItem(handle: "alice", userID: "_1002_alice")]
         state.messages = (0..<count).map {
-            MessageItem(id: "m\($0)", time: t0.addingTimeInterval(Double($0) * 60), handle: "alice", userID: "2", text: "message \($0)")
+            MessageItem(id: "m\($0)", time: t0.addingTimeInterval(Double($0) * 60), handle: "alice", userID: "_1002_alice", text: "message \($0)")
         }
         return state
     }
@@ -75,8 +75,8 @@ import Testing
         let colored = render(state, 80, 24)
         let handleCell = colored.cell(row: 21, column: 17 + 6)
         #expect(handleCell?.grapheme == "<")
-        #expect(handleCell?.style.foreground == HandleColor.of(userID: "2"))
-        #expect(HandleColor.of(userID: "2") == HandleColor.of(userID: "2"))
+        #expect(handleCell?.style.foreground == HandleColor.of(userID: "_1002_alice"))
+        #expect(HandleColor.of(userID: "_1002_alice") == HandleColor.of(userID: "_1002_alice"))
         #expect(HandleColor.fnv1a("a") == 0xE40C_292C)   // FNV-1a reference value
         let plain = render(state, 80, 24, color: false)
         #expect(plain.cells.allSatisfy { $0.style.foreground == nil && $0.style.background == nil })

@@ -42,13 +42,13 @@ import Testing
     @Test func escapeSequenceInAMessageNeverReachesTheGrid() {
         var state = ClientViewState()
         state.messages = [MessageItem(id: "1", time: .init(timeIntervalSince1970: 0), handle: "eve\u{1B}[31m",
-                                      userID: "9", text: "pwn \u{1B}]0;title\u{7} \u{1B}[2J\r\u{9B}1;1H")]
+                                      userID: "_1009_eve", text: "pwn \u{1B}]0;title\u{7} \u{1B}[2J\r\u{9B}1;1H")]
         state.title = ChannelTitle(name: "#x\u{1B}[5m", topic: "t\u{1B}c")
         let screen = ClientRenderer.render(state, editor: LineEditor(), width: 80, height: 24)
         for cell in screen.cells {
             #expect(!cell.grapheme.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) })
         }
         #expect(screen.lines.joined().contains("pwn ^[]0;title^G ^[[2J^M<9b>1;1H"))
-        #expect(screen.lines.joined().contains("<eve^[[31m>"))
+        #expect(screen.lines.joined().contains("<eve^[[31m (eve)>"))
     }
 }

@@ -28,7 +28,7 @@ import Testing
     @Test func messageContinuationLinesAreIndentedUnderTheText() throws {
         let builder = MessageLines(width: 30, myHandle: "me", timeZone: try #require(TimeZone(identifier: "UTC")))
         let message = MessageItem(id: "m", time: Date(timeIntervalSince1970: 3600 * 13 + 60 * 7), handle: "alice",
-                                  userID: "1", text: "one two three four five six seven eight")
+                                  userID: "_1001_alice", text: "one two three four five six seven eight")
         let lines = builder.lines(for: [message], firstUnreadID: nil)
         var screen = Screen(width: 30, height: lines.count)
         for (row, line) in lines.enumerated() {

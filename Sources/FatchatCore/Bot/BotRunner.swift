@@ -27,7 +27,7 @@ public final class BotRunner {
 
     let session: ChatSession
     let options: Options
-    let output: EventFormatter
+    var output: EventFormatter
     /// The channels this bot joined in this run; it prints messages from these only, so that
     /// two bots of one user piped together do not echo each other's channels forever.
     private var joined = Set<RecordID>()
@@ -98,7 +98,9 @@ public final class BotRunner {
             let result = try session.run(command)
             show(result)
             switch result {
-            case .switched(let name, _): joined.insert(name.recordID)
+            case .switched(let name, _):
+                joined.insert(name.recordID)
+                if let members = try? session.client.members(of: name) { output.learn(members) }
             case .left(let name, _): joined.remove(name.recordID)
             default: break
             }
@@ -135,8 +137,10 @@ public final class BotRunner {
     private func show(_ event: ChatEvent) {
         switch event {
         case .message(let message) where joined.contains(message.channel) && !session.client.queuedHere(message.id):
+            output.learn(message)
             say(output.message(message))
         case .messageEdited(let message) where joined.contains(message.channel):
+            output.learn(message)
             say(output.message(message, type: "edited"))
         case .messageDeleted(let id):
             if options.json { say(output.event("message_deleted", ["id": id.recordName])) }
@@ -167,13 +171,14 @@ public final class BotRunner {
             if options.json {
                 say(output.event("channels", ["channels": channels.map { ["name": $0.name.display, "topic": $0.topic] }]))
             } else {
-                channels.forEach { say("#\($0.name.display)" + ($0.topic.isEmpty ? "" : "  \(Sanitizer.inert($0.topic))")) }
+                channels.forEach { say(output.plain("#\($0.name.display)" + ($0.topic.isEmpty ? "" : "  \($0.topic)"))) }
             }
         case .members(let name, let members):
+            output.learn(members)
             if options.json {
                 say(output.event("members", ["channel": name.display, "members": members.map { ["handle": $0.handle, "user": $0.user.recordName] }]))
             } else {
-                say("#\(name.display): " + members.map { Sanitizer.inert($0.handle) }.joined(separator: " "))
+                say(output.members(members, of: name.display))
             }
         case .topic(let name, let topic):
             say(output.event("topic", ["channel": name.display, "topic": topic, "text": "#\(name.display): \(topic)"]))
@@ -181,7 +186,11 @@ public final class BotRunner {
             if messages.isEmpty { say(output.event("search_result", ["text": "No message matches."])) }
             messages.forEach { say((options.json ? "" : "search: ") + output.message($0, type: "search_result")) }
         case .help(let text):
-            if options.json { say(output.event("help", ["text": text])) } else { say(text) }
+            if options.json {
+                say(output.event("help", ["text": text]))
+            } else {
+                text.split(separator: "\n", omittingEmptySubsequences: false).forEach { say(output.plain(String($0))) }
+            }
         }
     }
 

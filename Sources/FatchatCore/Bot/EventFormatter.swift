@@ -3,10 +3,15 @@ import RecordStore
 
 /// Writes chat events and command results as lines: plain for people and
 /// shell pipelines, or one JSON object per line with `--json`.
+///
+/// This is the output edge of the bot and of `read`: a plain line is made inert here, each
+/// untrusted string once, and a JSON line is built by ``JSONText``, which escapes every control.
 public struct EventFormatter: Sendable {
     public var json: Bool
     /// Colour handles (plain output to a terminal, without `NO_COLOR`).
     public var color: Bool
+    /// The accounts seen so far: a handle that could pass for one of them shows its account.
+    public var accounts = AccountDirectory()
 
     public init(json: Bool, color: Bool = false) {
         self.json = json
@@ -18,32 +23,44 @@ public struct EventFormatter: Sendable {
         isatty(fd) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"].map(\.isEmpty) ?? true
     }
 
+    /// Notes a message's sender, so that later lines can tell its handle apart from others.
+    public mutating func learn(_ message: Message) {
+        accounts.learn(user: message.sender?.recordName ?? "", handle: message.handle)
+    }
+
+    /// Notes the members of a channel and the handles they go by.
+    public mutating func learn(_ members: [Member]) {
+        for member in members { accounts.learn(user: member.user.recordName, handle: member.handle) }
+    }
+
     /// RFC 3339 with milliseconds, in UTC.
     static func rfc3339(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
-    /// `TIME #channel <handle> text`, or `{"type":"message",...}`.
+    /// `TIME #channel <handle> text`, or `{"type":"message",...}`; the handle shows its
+    /// account whenever it could pass for someone else, and its colour is the account's.
     public func message(_ message: Message, type: String = "message") -> String {
+        let user = message.sender?.recordName ?? ""
         if json {
             var object: [String: Any] = [
                 "type": type, "channel": message.channelName, "id": message.id.recordName,
-                "from": message.handle, "user": message.sender?.recordName ?? "", "text": message.text,
+                "from": message.handle, "user": user, "text": message.text,
                 "at": Self.rfc3339(message.date),
             ]
             if message.edited { object["edited"] = true }
             if let attachment = message.attachment {
                 object["attachment"] = ["type": message.attachmentType ?? "application/octet-stream", "size": attachment.size ?? 0]
             }
-            return encode(object)
+            return JSONText.object(object)
         }
-        let time = Self.clock(message.date)
-        let handle = color ? "\u{1B}[\(HandleColor.ansi(for: message.sender?.recordName ?? message.handle))m\(Sanitizer.inert(message.handle))\u{1B}[0m" : Sanitizer.inert(message.handle)
-        var line = "\(time) #\(Sanitizer.inert(message.channelName)) <\(handle)> \(Sanitizer.inert(message.text))"
-        if message.edited { line += " (edited)" }
-        if message.attachment != nil { line += " [attachment \(message.shortID): \(message.attachmentType ?? "file")]" }
-        if type == "edited" { line = "* " + line }
-        return line
+        let sender = accounts.label(handle: message.handle, user: user)
+        let handle = color ? "\u{1B}[\(HandleColor.ansi(for: user))m\(sender)\u{1B}[0m" : sender
+        var rest = message.text
+        if message.edited { rest += " (edited)" }
+        if message.attachment != nil { rest += " [attachment \(message.shortID): \(message.attachmentType ?? "file")]" }
+        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) <\(handle)> \(Sanitizer.inert(rest))"
+        return type == "edited" ? "* " + line : line
     }
 
     /// Any other event or result: a type plus fields. Plain output shows `text`, or the fields.
@@ -51,32 +68,37 @@ public struct EventFormatter: Sendable {
         if json {
             var object = fields
             object["type"] = type
-            return encode(object)
+            return JSONText.object(object)
         }
         if let text = fields["text"] as? String {
             return "-- " + Sanitizer.inert(text)
         }
-        let parts = fields.keys.sorted().map { "\($0)=\(Sanitizer.inert("\(fields[$0] ?? "")"))" }
-        return "-- \(type) " + parts.joined(separator: " ")
+        return Sanitizer.inert("-- \(type) " + fields.keys.sorted().map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: " "))
+    }
+
+    /// A plain line that is not an event, such as a list of channels: made inert whole.
+    public func plain(_ line: String) -> String {
+        Sanitizer.inert(line)
+    }
+
+    /// A channel's members for plain output: `#channel: ada bob (eve)`, each labelled as in messages.
+    public func members(_ members: [Member], of channel: String) -> String {
+        let labels = members.map { accounts.label(handle: $0.handle, user: $0.user.recordName) }
+        return "#\(Sanitizer.inert(channel)): " + labels.joined(separator: " ")
     }
 
     /// An error, for stderr in plain mode or stdout in `--json` mode.
     public func error(_ message: String) -> String {
-        json ? encode(["type": "error", "text": message]) : "fatchat: " + Sanitizer.inert(message)
+        json ? JSONText.object(["type": "error", "text": message]) : "fatchat: " + Sanitizer.inert(message)
     }
 
+    /// `HH:MM:SS` in local time; a date no clock can show (infinite, say) reads as the Unix epoch.
     static func clock(_ date: Date) -> String {
-        var time = time_t(date.timeIntervalSince1970)
+        let seconds = date.timeIntervalSince1970
+        var time = seconds.isFinite && abs(seconds) < 1e15 ? time_t(seconds) : 0
         var parts = tm()
         localtime_r(&time, &parts)
         return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
-    }
-
-    private func encode(_ object: [String: Any]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            return "{\"type\":\"error\",\"text\":\"an event could not be encoded\"}"
-        }
-        return String(decoding: data, as: UTF8.self)
     }
 }
 

@@ -18,9 +18,36 @@ extension ChatClient {
     public func post(_ text: String, to name: ChannelName) throws -> Record {
         try checkText(text)
         let channel = try joinedChannel(name)
-        let record = Message.record(text: text, handle: handle, in: channel.name)
+        return try queue(Message.record(text: text, handle: handle, in: channel.name), creating: nil)
+    }
+
+    /// Queues a message before anything reads or writes the shared file, then joins the channel on a
+    /// thread of its own, waiting for that at most `timeout` seconds. Returns the queued record.
+    ///
+    /// For a process that posts one line and exits: another process's lock on
+    /// the file can hold up opening it, and a line typed meanwhile must not be
+    /// lost if this process is killed. The channel is queued along with the
+    /// message, created only if it does not exist, so the message always has
+    /// a channel to go to; a join that did not finish happens on a later post.
+    public func postBeforeJoining(_ text: String, to name: ChannelName, joinWithin timeout: Double) throws -> Record {
+        try checkText(text)
+        let creating = try engine.outboxEntry(for: name.recordID) == nil ? Self.channelRecord(name, topic: nil) : nil
+        let record = try queue(Message.record(text: text, handle: handle, in: name), creating: creating)
+        let joined = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            _ = try? joinedChannel(name)
+            joined.signal()
+        }
+        thread.name = "fatchat.join"
+        thread.start()
+        _ = joined.wait(timeout: .now() + max(0, timeout))
+        return record
+    }
+
+    /// Puts a new message in the outbox, after the channel it needs when that is given.
+    private func queue(_ record: Record, creating channel: Record?) throws -> Record {
         remember(record)
-        try engine.send(saving: [record])
+        try engine.send((channel.map { [OutgoingChange.create($0)] } ?? []) + [.save(record, .ifServerRecordUnchanged)])
         return record
     }
 
@@ -73,15 +100,14 @@ extension ChatClient {
     @discardableResult
     public func attach(_ path: String, to name: ChannelName) throws -> Record {
         let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
-        guard FileManager.default.isReadableFile(atPath: url.path) else {
-            throw CommandError("Cannot read \(path); give the path of a readable file.")
+        do {
+            try Asset.checkSource(url)
+        } catch let error as StoreError {
+            throw CommandError("Cannot attach \(path): \(error.message)")
         }
         let channel = try joinedChannel(name)
-        let record = Message.record(text: url.lastPathComponent, handle: handle, in: channel.name,
-                                    attachment: Asset(fileURL: url), type: Self.mediaType(of: url))
-        remember(record)
-        try engine.send(saving: [record])
-        return record
+        return try queue(Message.record(text: url.lastPathComponent, handle: handle, in: channel.name,
+                                        attachment: Asset(fileURL: url), type: Self.mediaType(of: url)), creating: nil)
     }
 
     static func mediaType(of url: URL) -> String {
@@ -197,13 +223,10 @@ extension ChatClient {
         let message = try resolveMessage(reference, in: name)
         guard let asset = message.attachment else { throw CommandError("Message \(message.shortID) has no attachment.") }
         let target = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
-        guard !FileManager.default.fileExists(atPath: target.path) else {
-            throw CommandError("\(path) exists already; choose a new path, nothing was overwritten.")
-        }
         do {
-            try FileManager.default.copyItem(at: asset.fileURL, to: target)
-        } catch {
-            throw CommandError("Cannot write \(path): \(error.localizedDescription)")
+            try container.publicDatabase.copyAsset(asset, to: target)
+        } catch let error as StoreError {
+            throw CommandError("Cannot save the attachment of \(message.shortID): \(error.message)")
         }
     }
 

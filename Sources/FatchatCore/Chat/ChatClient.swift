@@ -6,10 +6,12 @@ import SyncEngine
 
 /// The chat on top of a container: channels, messages, members, handles and read markers.
 ///
-/// Messages, memberships and edits go through the sync engine's outbox, so
-/// nothing typed is lost when the container is briefly away. Channel creation,
-/// topic changes and channel deletion are made directly, because their
-/// outcome (a name taken, a delete refused) must be known at once.
+/// Messages, memberships, edits, subscriptions and the channels that joining
+/// creates go through the sync engine's outbox, so nothing typed is lost when
+/// the container is briefly away, and another process's lock on the file
+/// holds up no caller. `createChannel`, and `deleteChannel` and `setTopic`
+/// unless asked to queue, write directly, for callers that need the outcome
+/// at once.
 public final class ChatClient: Sendable {
     public let container: Container
     public let engine: SyncEngine
@@ -24,7 +26,7 @@ public final class ChatClient: Sendable {
         self.container = container
         self.handleOverride = handle
         if let handle { try Self.checkHandle(handle) }
-        try Self.prepareIndexes(container.publicDatabase)
+        Self.prepareIndexesSoon(container.publicDatabase)
         var configuration = configuration
         configuration.alertStrings = AlertStrings(FatchatResources.alertFormats)
         if configuration.refetch == nil {
@@ -36,6 +38,22 @@ public final class ChatClient: Sendable {
     }
 
     /// Sets the chat's index marks once per container; later opens only read them.
+    ///
+    /// Reading them may open the shared file and setting them writes it, and
+    /// another process may hold it locked: a thread of its own does it, and
+    /// this waits for it a moment only, so that a `post` queues its line all
+    /// the same. Queries work without the marks, only slower, until it is through.
+    private static func prepareIndexesSoon(_ database: RecordDatabase) {
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            try? prepareIndexes(database)
+            done.signal()
+        }
+        thread.name = "fatchat.indexes"
+        thread.start()
+        _ = done.wait(timeout: .now() + 1)
+    }
+
     private static func prepareIndexes(_ database: RecordDatabase) throws {
         for (type, entries) in Dictionary(grouping: ChatSchema.indexes, by: \.type) {
             let existing = try database.indexes(ofType: type)
@@ -43,6 +61,11 @@ public final class ChatClient: Sendable {
                 try database.setIndexes(entry.options.union(existing[entry.field] ?? []), forField: entry.field, ofType: type)
             }
         }
+    }
+
+    /// Opens the shared file if nothing has yet, which another process's lock can hold up; one read does it.
+    public func openSharedDatabase() throws {
+        _ = try container.publicDatabase.currentChangeToken()
     }
 
     /// Whether this process queued the record (as opposed to another process of the same user).
@@ -106,13 +129,20 @@ public final class ChatClient: Sendable {
         return channels
     }
 
-    /// One channel, or `nil` if there is none by that name.
+    /// One channel, or `nil` if there is none by that name; one this user's outbox is still creating counts.
     public func channel(_ name: ChannelName) throws -> Channel? {
         do {
             return Channel(try container.publicDatabase.record(for: name.recordID))
         } catch let error as StoreError where error.code == .unknownItem {
-            return nil
+            return try queuedChannel(name.recordID)
         }
+    }
+
+    /// A channel that waits in the outbox to be created, as it will read once it is.
+    private func queuedChannel(_ id: RecordID) throws -> Channel? {
+        guard let entry = try engine.outboxEntry(for: id), entry.operation == .save, let record = entry.record,
+              let channel = Channel(record) else { return nil }
+        return Channel(name: channel.name, topic: channel.topic, creator: user, created: Date(), recordID: id)
     }
 
     /// The channel or a clear error.
@@ -126,32 +156,39 @@ public final class ChatClient: Sendable {
     /// Creates a channel; `CommandError` if the name is taken.
     @discardableResult
     public func createChannel(_ name: ChannelName, topic: String? = nil) throws -> Channel {
-        var record = Record(recordType: ChatSchema.channelType, recordID: name.recordID)
-        record["name"] = .string(name.display)
-        record["topic"] = .string(topic ?? "")
+        let record = Self.channelRecord(name, topic: topic)
         do {
             let saved = try container.publicDatabase.save(record)
             guard let channel = Channel(saved) else { throw CommandError("Channel \(name) could not be read back.") }
             return channel
-        } catch let error as StoreError where error.code == .serverRecordChanged {
-            throw CommandError("Channel \(name) already exists; /join \(name.display) to join it.")
+        } catch let error as StoreError where error.code == .serverRecordChanged || error.code == .permissionFailure {
+            // Taken by this user earlier (a tag conflict) or by someone else (not theirs to change).
+            throw Self.alreadyExists(name)
         }
     }
 
-    /// Joins a channel, creating it if it does not exist, as IRC does. Returns whether it was created.
+    static func alreadyExists(_ name: ChannelName) -> CommandError {
+        CommandError("Channel \(name) already exists; /join \(name.display) to join it.")
+    }
+
+    /// Joins a channel, creating it if it does not exist, as IRC does. Returns whether this call queued its creation.
+    ///
+    /// Everything goes through the outbox, the channel included: a channel
+    /// that someone else creates before it is sent counts as created, so two
+    /// users who join a new channel at once both get in; the channel then
+    /// keeps its creator's topic, not `topic`.
     @discardableResult
-    public func join(_ name: ChannelName) throws -> (channel: Channel, created: Bool) {
-        var created = false
+    public func join(_ name: ChannelName, topic: String? = nil) throws -> (channel: Channel, created: Bool) {
+        var changes: [OutgoingChange] = []
         let channel: Channel
+        var created = false
         if let existing = try self.channel(name) {
             channel = existing
         } else {
-            do {
-                channel = try createChannel(name)
-                created = true
-            } catch is CommandError {
-                channel = try existingChannel(name)
-            }
+            let record = Self.channelRecord(name, topic: topic)
+            changes.append(.create(record))
+            channel = Channel(name: name, topic: topic ?? "", creator: user, created: Date(), recordID: record.recordID)
+            created = true
         }
         let id = Member.recordID(channel: channel.name, user: user)
         // Joining again (another terminal, a new handle) updates the stored membership rather than conflicting with it.
@@ -160,10 +197,21 @@ public final class ChatClient: Sendable {
             membership["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
             membership["user"] = .string(user.recordName)
             membership["handle"] = .string(handle)
-            try engine.send(saving: [membership])
+            changes.append(.save(membership, .ifServerRecordUnchanged))
         }
-        try Subscriptions(client: self).subscribe(to: channel)
+        if !changes.isEmpty { try engine.send(changes) }
+        // A channel made here, or still waiting in the outbox, has no stored creation date to tie the subscription to yet.
+        let stored = try !created && engine.state(of: channel.recordID) != .pending
+        try Subscriptions(client: self).subscribe(to: channel, confirmedCreation: stored)
         return (channel, created)
+    }
+
+    /// A new channel's record.
+    static func channelRecord(_ name: ChannelName, topic: String?) -> Record {
+        var record = Record(recordType: ChatSchema.channelType, recordID: name.recordID)
+        record["name"] = .string(name.display)
+        record["topic"] = .string(topic ?? "")
+        return record
     }
 
     /// Whether this user is a member of the channel (or has a join on its way).
@@ -182,24 +230,41 @@ public final class ChatClient: Sendable {
     }
 
     /// Deletes a channel with its messages and memberships; only its creator may.
-    public func deleteChannel(_ name: ChannelName) throws {
+    /// `queued` sends the delete through the outbox: a failure then arrives as a `sendFailed` event.
+    public func deleteChannel(_ name: ChannelName, queued: Bool = false) throws {
         recentlyJoined.withLock { _ = $0.removeValue(forKey: name) }
         let channel = try existingChannel(name)
         guard channel.creator == user else {
             throw CommandError("Only the creator of \(name) (\(channel.creator?.recordName ?? "someone else")) can delete it.")
         }
-        try container.publicDatabase.deleteRecord(withID: channel.recordID)
+        if queued {
+            try engine.send(deleting: [channel.recordID])
+        } else {
+            try container.publicDatabase.deleteRecord(withID: channel.recordID)
+        }
         try? Subscriptions(client: self).unsubscribe(from: channel)
     }
 
     /// Sets a channel's topic; only its creator may.
-    public func setTopic(_ topic: String, of name: ChannelName) throws {
-        var record = try container.publicDatabase.record(for: name.recordID)
-        guard record.creatorUserRecordID == user else {
+    /// `queued` sends it through the outbox: a failure then arrives as a `sendFailed` event.
+    public func setTopic(_ topic: String, of name: ChannelName, queued: Bool = false) throws {
+        let channel = try existingChannel(name)
+        guard channel.creator == user else {
             throw CommandError("Only the creator of \(name) can set its topic.")
         }
+        if queued, let entry = try engine.outboxEntry(for: channel.recordID), entry.createsOnly, var creating = entry.record {
+            // Not created yet: a save of the topic alone would replace the creation in the outbox.
+            creating["topic"] = .string(topic)
+            try engine.send([.create(creating)])
+            return
+        }
+        var record = Record(recordType: ChatSchema.channelType, recordID: channel.recordID)
         record["topic"] = .string(topic)
-        try container.publicDatabase.save(record, savePolicy: .changedKeys)
+        if queued {
+            try engine.send(saving: [record], savePolicy: .changedKeys)
+        } else {
+            try container.publicDatabase.save(record, savePolicy: .changedKeys)
+        }
     }
 
     /// Who is in a channel, from its memberships, in order of joining.
@@ -211,11 +276,14 @@ public final class ChatClient: Sendable {
         return try container.publicDatabase.records(matching: query, resultsLimit: 10_000).records.compactMap(Member.init)
     }
 
-    /// The channels this user is a member of, oldest channel first.
+    /// The channels this user is a member of, oldest channel first; joins still in the outbox count.
     public func joinedChannels() throws -> [Channel] {
         let query = Query(recordType: ChatSchema.membershipType, predicate: try QueryPredicate(format: "user == %@", user.recordName))
-        let keys = Set(try container.publicDatabase.records(matching: query, resultsLimit: 10_000).records
-            .compactMap { $0["channel"]?.referenceValue?.recordID })
-        return try channels().filter { keys.contains($0.recordID) }
+        let stored = try container.publicDatabase.records(matching: query, resultsLimit: 10_000).records
+        let queued = try engine.outboxEntries().filter { $0.state == .pending && $0.recordType == ChatSchema.membershipType }.compactMap(\.record)
+        let keys = Set((stored + queued).compactMap { $0["channel"]?.referenceValue?.recordID })
+        let joined = try channels().filter { keys.contains($0.recordID) }
+        let known = Set(joined.map(\.recordID))
+        return try joined + keys.subtracting(known).sorted { $0.recordName < $1.recordName }.compactMap(queuedChannel)
     }
 }

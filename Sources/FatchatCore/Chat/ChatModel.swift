@@ -57,6 +57,14 @@ public struct Channel: Hashable, Sendable {
     public var created: Date
     public var recordID: RecordID
 
+    init(name: ChannelName, topic: String, creator: RecordID?, created: Date, recordID: RecordID) {
+        self.name = name
+        self.topic = topic
+        self.creator = creator
+        self.created = created
+        self.recordID = recordID
+    }
+
     init?(_ record: Record) {
         guard record.recordType == ChatSchema.channelType,
               let raw = record["name"]?.stringValue, let name = try? ChannelName(raw) else { return nil }

@@ -55,19 +55,23 @@ public final class ChatSession {
             try client.leave(name)
             return .left(name, next: try moveAway(from: name))
         case .create(let raw, let topic):
+            // Queued like a join, so that a lock on the file holds nobody up; a name
+            // that someone takes before it is sent ends as a join of their channel.
             let name = try ChannelName(raw)
-            try client.createChannel(name, topic: topic)
-            let joined = try client.join(name)
+            if try client.channel(name) != nil {
+                throw ChatClient.alreadyExists(name)
+            }
+            let joined = try client.join(name, topic: topic)
             current = joined.channel.name
             return .switched(to: joined.channel.name, created: true)
         case .delete(let raw):
             let name = try ChannelName(raw)
-            try client.deleteChannel(name)
+            try client.deleteChannel(name, queued: true)
             return .left(name, next: try moveAway(from: name))
         case .topic(let raw, let text):
             let name = try target(raw)
             if let text {
-                try client.setTopic(text, of: name)
+                try client.setTopic(text, of: name, queued: true)
                 return .topic(name, text)
             }
             return .topic(name, try client.existingChannel(name).topic)

@@ -3,40 +3,18 @@ import RecordStore
 
 /// `fatchat init`: a container directory that the members of a group can share.
 public enum SharedContainer {
-    /// Makes the container. With `group`, the directory is setgid to it and group-writable,
-    /// and the umask lets the files SQLite creates later stay group-writable too.
-    public static func make(at url: URL, group: String?, mode: JournalMode?) throws -> Container {
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("container.json").path) {
-            throw CommandError("\(url.path) is a container already; nothing was changed.")
-        }
-        var gid: gid_t?
+    /// Makes the container in `url`, which must hold none yet.
+    ///
+    /// With `group`, the directory is setgid to it and only the group may use
+    /// it (2770, the database 0660, assets 0640); without, it is the creator's
+    /// alone (0700, 0600). `readableByOthers` lets every local user read it
+    /// (2775 and 0664, or 0755 and 0644).
+    public static func make(at url: URL, group: String?, readableByOthers: Bool = false, mode: JournalMode?) throws -> Container {
+        var access = ContainerAccess.owner(readableByOthers: readableByOthers)
         if let group {
             guard let entry = getgrnam(group) else { throw CommandError("There is no group '\(group)'; create it with groupadd first.") }
-            gid = entry.pointee.gr_gid
+            access = .group(entry.pointee.gr_gid, readableByOthers: readableByOthers)
         }
-        do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        } catch {
-            throw CommandError("Cannot create \(url.path): \(error.localizedDescription)")
-        }
-        if let gid {
-            try share(url.path, gid: gid, mode: 0o2775)
-        }
-        let previous = umask(gid == nil ? 0o022 : 0o002)
-        defer { umask(previous) }
-        let container = try Container(url: url, options: Container.Options(mode: mode))
-        if let gid {
-            try share(url.appendingPathComponent("assets").path, gid: gid, mode: 0o2775)
-            for file in ["public.sqlite", "container.json"] {
-                try share(url.appendingPathComponent(file).path, gid: gid, mode: 0o664)
-            }
-        }
-        return container
-    }
-
-    private static func share(_ path: String, gid: gid_t, mode: mode_t) throws {
-        guard chown(path, uid_t.max, gid) == 0, chmod(path, mode) == 0 else {
-            throw CommandError("Cannot give \(path) to the group: \(String(cString: strerror(errno))).")
-        }
+        return try Container.create(at: url, access: access, options: Container.Options(mode: mode))
     }
 }

@@ -11,12 +11,16 @@ public final class Container: Sendable {
     public struct Options: Sendable {
         /// Overrides the journal mode that `statfs` would pick.
         public var mode: JournalMode?
-        /// Create the container if the directory has none.
+        /// Create the container if the directory has none (one whose descriptor has gone is an error all the same).
         public var create = true
+        /// Who may use the files of a container this open creates.
+        public var access = ContainerAccess.umask
         /// Where private databases go; defaults to `$XDG_DATA_HOME/fatchat`.
         public var privateDataDirectory: URL?
         /// How many change-log entries each database keeps; older tokens expire.
         public var changeHistoryLimit = 100_000
+        /// Open the public database on first use, so that a lock on it holds up nothing that needs only the private one.
+        public var opensPublicDatabaseOnFirstUse = false
 
         public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil) {
             self.mode = mode
@@ -43,27 +47,11 @@ public final class Container: Sendable {
     /// Opens the container at `url`, creating it if allowed.
     public init(url: URL, options: Options = Options()) throws {
         let user = UserIdentity.current
-        let fileManager = FileManager.default
-        var isDirectory: ObjCBool = false
-        if !fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) {
-            guard options.create else {
-                throw StoreError(.serviceUnavailable, "The container \(url.path) is not there; is it mounted?")
-            }
-            do {
-                try fileManager.createDirectory(at: url, withIntermediateDirectories: true)
-            } catch {
-                throw StoreError(.permissionFailure, "Cannot create the container \(url.path): \(error.localizedDescription)")
-            }
-        } else if !isDirectory.boolValue {
-            throw StoreError(.badContainer, "\(url.path) is a file; a container is a directory.")
+        let descriptor = try ContainerDirectory.open(url, creating: options.create ? options.access : nil) {
+            ContainerDescriptor.new(for: url, mode: options.mode)
         }
-
         let detected = options.mode ?? JournalMode.detect(for: url)
-        let publicPath = url.appendingPathComponent("public.sqlite").path
-        let descriptor = try ContainerDescriptor.readOrCreate(
-            in: url,
-            proposed: options.create ? ContainerDescriptor(identifier: UUID().uuidString, mode: detected, created: Date()) : nil,
-            beforeCreating: { try Self.createFile(publicPath, mode: 0o666) })
+        let publicPath = url.appendingPathComponent(ContainerDirectory.databaseName).path
         if descriptor.mode != detected {
             let reason = options.mode == nil ? "its filesystem looks like \(detected.rawValue) storage to this client" : "this client was asked for \(detected.rawValue) mode"
             throw StoreError(.badContainer, "The container \(url.path) was made for \(descriptor.mode.rawValue) mode, but \(reason). Mixing modes would corrupt it; open it with --fs-mode \(descriptor.mode.rawValue) if that is right.")
@@ -74,9 +62,11 @@ public final class Container: Sendable {
         self.mode = descriptor.mode
         self.currentUser = user
 
-        let assets = url.appendingPathComponent("assets", isDirectory: true)
-        try? fileManager.createDirectory(at: assets, withIntermediateDirectories: true)
-        let publicStorage = try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: descriptor.mode)
+        let assets = url.appendingPathComponent(ContainerDirectory.assetsName, isDirectory: true)
+        let mode = descriptor.mode
+        let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse
+            ? LazyStorage { try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode) }
+            : try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode)
         publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
                                         user: user, historyLimit: options.changeHistoryLimit)
 
@@ -86,15 +76,6 @@ public final class Container: Sendable {
         privateDatabase = RecordDatabase(scope: .private, storage: privateStorage,
                                          assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true)),
                                          user: user, historyLimit: options.changeHistoryLimit)
-    }
-
-    /// Creates an empty file unless one is there; SQLite fills it in on first open.
-    private static func createFile(_ path: String, mode: mode_t) throws {
-        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            throw StoreError(.permissionFailure, "Cannot create \(path): \(String(cString: strerror(errno))).")
-        }
-        close(fd)
     }
 
     /// Opens the private database, creating its 0700 directory and 0600 file first.
@@ -108,8 +89,10 @@ public final class Container: Sendable {
             throw StoreError(.permissionFailure, "Cannot create the private data directory \(directory.path): \(error.localizedDescription)")
         }
         let path = directory.appendingPathComponent("private.sqlite").path
-        try createFile(path, mode: 0o600)
-        chmod(path, 0o600)
+        let handle = try DirectoryHandle(path: directory.path)
+        if try handle.status("private.sqlite") == nil {
+            try DatabaseFile.create("private.sqlite", in: handle, mode: 0o600, group: nil)
+        }
         return try SQLiteStorage(path: path, assetsDirectory: directory.appendingPathComponent("assets"),
                                  mode: JournalMode.detect(for: directory))
     }

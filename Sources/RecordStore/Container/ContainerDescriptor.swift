@@ -3,59 +3,64 @@ import Foundation
 /// `container.json`: the container's identity and the journal mode every client must use.
 struct ContainerDescriptor: Codable, Equatable {
     static let fileName = "container.json"
+    /// Far more than a descriptor needs; a bigger file is not read into memory.
+    static let maximumSize = 64 * 1024
 
     var identifier: String
     var mode: JournalMode
     var created: Date
 
-    /// Reads the descriptor, or writes `proposed` if there is none yet.
+    /// A new identity for a container being made in `url`, in `mode` or the one its filesystem calls for.
+    static func new(for url: URL, mode: JournalMode?) -> ContainerDescriptor {
+        ContainerDescriptor(identifier: UUID().uuidString, mode: mode ?? JournalMode.detect(for: url), created: Date())
+    }
+
+    /// Writes the descriptor, unless another process wrote one first; returns the one that is there.
     ///
-    /// `beforeCreating` runs first, so that whoever sees the descriptor also
-    /// sees what it promises (the database file).
-    /// Creation is race-free: the file is written aside, then `link(2)`ed into
-    /// place, which fails if another process got there first; then theirs is read.
-    static func readOrCreate(in directory: URL, proposed: ContainerDescriptor?, beforeCreating: () throws -> Void) throws -> ContainerDescriptor {
-        let url = directory.appendingPathComponent(fileName)
-        if let existing = try read(url) { return existing }
-        guard let proposed else {
-            throw StoreError(.badContainer, "\(directory.path) is not a Fatchat container (it has no \(fileName)). Create one with `fatchat init`.")
-        }
-        try beforeCreating()
+    /// It is written aside, then `link(2)`ed into place, which fails if
+    /// another process got there first; then theirs is read.
+    static func create(_ proposed: ContainerDescriptor, in directory: DirectoryHandle, mode: mode_t?, group: gid_t?) throws -> ContainerDescriptor {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        let temporary = directory.appendingPathComponent(".\(fileName).\(UUID().uuidString)")
-        do {
-            try encoder.encode(proposed).write(to: temporary)
-        } catch {
-            throw StoreError(.permissionFailure, "Cannot write in \(directory.path): \(error.localizedDescription)")
+        let data = try encoder.encode(proposed)
+        let temporary = ".\(fileName).\(UUID().uuidString)"
+        let fd = try directory.createFile(temporary, mode: mode, group: group)
+        defer { directory.remove(temporary) }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let code = errno
+        close(fd)
+        guard written == data.count else {
+            throw StoreError(.permissionFailure, "Cannot write in \(directory.path): \(DirectoryHandle.reason(code)).")
         }
-        defer { unlink(temporary.path) }
-        if link(temporary.path, url.path) != 0 && errno != EEXIST {
-            throw StoreError(.permissionFailure, "Cannot create \(url.path): \(String(cString: strerror(errno))).")
-        }
-        guard let stored = try read(url) else {
-            throw StoreError(.badContainer, "\(url.path) vanished while the container was being created.")
+        _ = try directory.link(temporary, as: fileName)
+        guard let stored = try read(in: directory) else {
+            throw StoreError(.badContainer, "\(directory.path(of: fileName)) vanished while the container was being created.")
         }
         return stored
     }
 
-    private static func read(_ url: URL) throws -> ContainerDescriptor? {
-        // One open(2) tells "not there yet" from "not readable". Reading, then asking
+    /// Reads the descriptor; nil when there is none. A symlink in its place is refused, not followed.
+    static func read(in directory: DirectoryHandle) throws -> ContainerDescriptor? {
+        let path = directory.path(of: fileName)
+        // One open tells "not there" from "not readable". Reading, then asking
         // whether the file exists, raced a process creating the container meanwhile.
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw StoreError(.permissionFailure, "Cannot read \(url.path) (\(String(cString: strerror(errno)))); check its permissions.")
+        let fd: Int32
+        do {
+            fd = try directory.openRegularFile(fileName)
+        } catch let error as StoreError where error.code == .serviceUnavailable {
+            return nil
+        } catch let error as StoreError where error.code == .invalidArguments {
+            throw StoreError(.badContainer, "\(path) is not a file; it was left untouched.")
         }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        guard let data = try? handle.readToEnd() ?? Data() else {
-            throw StoreError(.permissionFailure, "Cannot read \(url.path); check its permissions.")
+        guard let data = try? handle.read(upToCount: maximumSize + 1) ?? Data() else {
+            throw StoreError(.permissionFailure, "Cannot read \(path); check its permissions.")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        guard let descriptor = try? decoder.decode(ContainerDescriptor.self, from: data) else {
-            throw StoreError(.badContainer, "\(url.path) is damaged or not a Fatchat container descriptor; it was left untouched.")
+        guard data.count <= maximumSize, let descriptor = try? decoder.decode(ContainerDescriptor.self, from: data) else {
+            throw StoreError(.badContainer, "\(path) is damaged or not a Fatchat container descriptor; it was left untouched.")
         }
         return descriptor
     }

@@ -14,9 +14,18 @@ extension RecordDatabase {
         try storage.read { try $0.recordTypeSummary() }
     }
 
-    /// Checks the file and the store's own invariants; returns the problems found.
+    /// Checks the file, its schema, its rows and the store's own invariants; returns the problems found.
     public func checkIntegrity() throws -> [String] {
         try storage.read { try $0.integrityProblems() }
+    }
+
+    /// Checks the public database of the container at `url` by reading it only: no migration, no write.
+    ///
+    /// Lists what `checkIntegrity` lists, for a file that opening refuses too
+    /// (one with a planted trigger, say), so `fatchat admin check` can name it.
+    public static func checkPublicDatabase(inContainer url: URL) throws -> [String] {
+        try SQLiteStorage.inspect(path: url.appendingPathComponent("public.sqlite").path,
+                                  assetsDirectory: url.appendingPathComponent("assets", isDirectory: true))
     }
 
     /// Removes every record, change and subscription, and the asset files. Change tokens expire.

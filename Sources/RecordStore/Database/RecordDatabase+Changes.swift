@@ -93,10 +93,18 @@ extension RecordDatabase {
             if start < pruned {
                 throw StoreError(.changeTokenExpired, "The change token is older than the kept history; fetch everything again and start from a new token.")
             }
-            var rows = try reader.changes(after: start, zone: zone?.zoneName, limit: limit + 1)
-            let moreComing = rows.count > limit
-            if moreComing { rows.removeLast() }
-            let end = moreComing ? (rows.last?.sequence ?? start) : max(start, try reader.latestSequence())
+            // One entry past the limit tells whether more are coming. Damaged entries were
+            // skipped but still count: the token moves past them, so one never stalls the feed.
+            let scan = try reader.changes(after: start, zone: zone?.zoneName, limit: limit + 1)
+            let moreComing = scan.sequences.count > limit
+            var rows = scan.rows
+            let end: Int64
+            if moreComing {
+                end = scan.sequences[limit - 1]
+                rows.removeAll { $0.sequence > end }
+            } else {
+                end = max(start, try reader.latestSequence())
+            }
 
             var current: [RecordID: Record?] = [:]
             var order: [RecordID] = []

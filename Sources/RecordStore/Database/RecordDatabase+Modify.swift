@@ -71,9 +71,11 @@ extension RecordDatabase {
                     write.itemWrote = false
                     do {
                         return .success(undoable ? try writer.savepoint(body) : try body())
-                    } catch let error as StoreError {
-                        if !isolateItems || (write.itemWrote && !undoable) { throw AtomicFailure(recordID: id, error: error) }
-                        return .failure(error)
+                    } catch {
+                        // A stored record that does not decode fails its item like any other error of the item.
+                        guard let failure = (error as? StoreError) ?? (error as? DamagedRow)?.storeError else { throw error }
+                        if !isolateItems || (write.itemWrote && !undoable) { throw AtomicFailure(recordID: id, error: failure) }
+                        return .failure(failure)
                     }
                 }
                 for record in saving {
@@ -88,6 +90,8 @@ extension RecordDatabase {
                     outcome.deleteResults[id] = deleted.map { _ in () }
                     if case .success(let cascaded) = deleted { outcome.cascadedDeletions += cascaded }
                 }
+                // Subscriptions go with their parent records, every owner's, in this same transaction.
+                try writer.deleteSubscriptions(parentedBy: write.removed)
                 try assets.collect(write.orphanedAssets, using: writer)
                 if write.loggedChanges { try writer.pruneChanges(keeping: historyLimit) }
                 return outcome
@@ -106,6 +110,8 @@ extension RecordDatabase {
         /// Where ingested assets came from, by content hash.
         let sources: [String: URL]
         var orphanedAssets: Set<String> = []
+        /// The records the operation deleted, cascades included.
+        var removed: [RecordID] = []
         /// Whether anything went into the change log, which then may need pruning.
         private(set) var loggedChanges = false
         /// Whether the current item has begun writing: past its checks, a failure can no longer stand alone.
@@ -329,8 +335,17 @@ extension RecordDatabase {
         }
         write.itemWrote = true
         for target in doomed {
-            guard let removed = target == id ? root : try writer.record(target, keys: nil) else { continue }
+            let child: Record?
+            do {
+                child = target == id ? root : try writer.record(target, keys: nil)
+            } catch is DamagedRow {
+                // A child that does not decode (someone wrote it by hand) goes with its parent all the same.
+                try write.logChange(target, type: try writer.removeUndecodable(target), kind: .deleted, previousFields: nil)
+                continue
+            }
+            guard let removed = child else { continue }
             try writer.remove(removed)
+            write.removed.append(target)
             try write.logChange(target, type: removed.recordType, kind: .deleted, previousFields: removed.fields)
             write.orphanedAssets.formUnion(removed.assets.compactMap(\.contentHash))
         }

@@ -31,7 +31,8 @@ extension RecordDatabase {
         let more = rows.count > resultsLimit
         if more { rows.removeLast() }
         let next = more ? rows.last.map { QueryCursor(query: query, zone: zone, position: $0.position) } : nil
-        return QueryResult(records: rows.map(\.record), cursor: next)
+        // A damaged row was skipped (and logged); its position still moved the cursor, so a page may hold fewer records.
+        return QueryResult(records: rows.compactMap(\.record), cursor: next)
     }
 
     /// How many records a query matches, without loading them; `zone` limits it to one zone.

@@ -1,28 +1,43 @@
 import Foundation
 
 extension RecordDatabase {
-    /// Saves a subscription for the current user, replacing theirs with the same ID.
-    public func save(_ subscription: Subscription) throws {
+    /// Saves a subscription for the current user, replacing theirs with the same ID; returns it as stored.
+    ///
+    /// A subscription with a parent is checked against it in the same
+    /// transaction: `referenceViolation` if the parent is gone or was created again.
+    @discardableResult
+    public func save(_ subscription: Subscription) throws -> Subscription {
         try check(subscription)
-        let body: String
-        do {
-            body = String(decoding: try JSONEncoder().encode(subscription), as: UTF8.self)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw StoreError(.invalidArguments, "Subscription '\(subscription.subscriptionID)' cannot be stored: \(error).")
+        return try storage.write { writer in
+            var stored = subscription
+            if let parent = subscription.parent { stored.parent = try confirm(parent, of: subscription.subscriptionID, in: writer) }
+            let body: String
+            do {
+                body = String(decoding: try JSONEncoder().encode(stored), as: UTF8.self)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError(.invalidArguments, "Subscription '\(subscription.subscriptionID)' cannot be stored: \(error).")
+            }
+            guard body.utf8.count <= Subscription.maximumStoredSize else {
+                throw StoreError(.limitExceeded, "Subscription '\(subscription.subscriptionID)' takes \(body.utf8.count) bytes stored; at most \(Subscription.maximumStoredSize) fit. Use a shorter predicate or fewer keys.")
+            }
+            try writer.saveSubscription(id: subscription.subscriptionID, owner: user.recordID.recordName, body: body, parent: stored.parent)
+            return stored
         }
-        try storage.write { try $0.saveSubscription(id: subscription.subscriptionID, owner: user.recordID.recordName, body: body) }
     }
 
     /// The current user's subscriptions in this database, by ID.
+    ///
+    /// A stored subscription that does not decode, or whose body names another
+    /// ID than its row, is skipped and logged (`DamagedRowLog`): anyone who can
+    /// write the file can plant such rows, and one must not stop the others.
     public func allSubscriptions() throws -> [Subscription] {
-        let bodies = try storage.read { try $0.subscriptionBodies(owner: user.recordID.recordName) }
-        return try bodies.map { body in
-            do {
-                return try JSONDecoder().decode(Subscription.self, from: Data(body.utf8))
-            } catch {
-                throw StoreError(.badDatabase, "A stored subscription cannot be read (\(error)); delete it and save it again.")
+        let owner = user.recordID.recordName
+        let stored = try storage.read { try $0.subscriptionBodies(owner: owner) }
+        return try stored.compactMap { row in
+            try StoredColumns.skippingDamage {
+                try Subscription(storedID: row.id, body: row.body, owner: owner)
             }
         }
     }
@@ -39,6 +54,7 @@ extension RecordDatabase {
         guard !id.isEmpty, id.utf8.count <= 255 else {
             throw StoreError(.invalidArguments, "A subscription ID must have 1 to 255 bytes.")
         }
+        if let parent = subscription.parent { try checkZone(parent.recordID.zoneID) }
         let info = subscription.notificationInfo
         for key in info.alertLocalizationArgs + (info.desiredKeys ?? []) { try Identifier.checkFieldKey(key) }
         switch subscription.kind {

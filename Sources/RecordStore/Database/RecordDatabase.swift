@@ -45,7 +45,15 @@ public final class RecordDatabase: Sendable {
         return try storage.read { reader in
             var results: [RecordID: Result<Record, StoreError>] = [:]
             for id in ids {
-                if let record = try reader.record(id, keys: keys) {
+                let found: Record?
+                do {
+                    found = try reader.record(id, keys: keys)
+                } catch let damage as DamagedRow {
+                    // One damaged record fails its own item, not the others.
+                    results[id] = .failure(damage.storeError)
+                    continue
+                }
+                if let record = found {
                     results[id] = .success(record)
                 } else {
                     results[id] = .failure(StoreError(.unknownItem, "There is no record \(id) in the \(scope.rawValue) database."))

@@ -171,14 +171,15 @@ enum FieldCoding {
             case "i":
                 if let n = value.int64Value { return .int64(n) }
             case "d":
-                if let n = value.doubleValue { return .double(n) }
+                // `encode` writes finite numbers only; an infinity here was written by hand.
+                if let n = value.doubleValue, n.isFinite { return .double(n) }
             case "b":
                 if case .string(let s) = value, let d = Data(base64Encoded: s) { return .bytes(d) }
             case "t":
-                if let n = value.doubleValue { return .date(Date(timeIntervalSince1970: n)) }
+                if let n = value.doubleValue, StoredColumns.dateRange.contains(n) { return .date(Date(timeIntervalSince1970: n)) }
             case "l":
                 if case .array(let pair) = value, pair.count == 2,
-                   let latitude = pair[0].doubleValue, let longitude = pair[1].doubleValue {
+                   let latitude = pair[0].doubleValue, let longitude = pair[1].doubleValue, latitude.isFinite, longitude.isFinite {
                     let more: [StoredJSON]? = if case .array(let m) = extra { m } else { nil }
                     return .location(Location(
                         latitude: latitude, longitude: longitude,
@@ -192,6 +193,10 @@ enum FieldCoding {
                 }
             case "a":
                 if case .string(let hash) = value {
+                    // A stored name becomes a path: anything but a SHA-256 is refused here.
+                    guard AssetName.isValid(hash) else {
+                        throw StoreError(.badDatabase, "Stored field '\(key)' names an asset that is not a SHA-256; someone wrote it into the file directly.")
+                    }
                     return .asset(Asset(fileURL: assets.appendingPathComponent(hash), contentHash: hash, size: extra?.int64Value ?? 0))
                 }
             default:

@@ -42,6 +42,14 @@ struct ChangeRow: Sendable {
     var current: Record?
 }
 
+/// The change-log entries one read went over.
+struct ChangeScan: Sendable {
+    /// The entries that decoded, in order.
+    var rows: [ChangeRow] = []
+    /// The sequence of every entry read, damaged or not, in order: how far the read got.
+    var sequences: [Int64] = []
+}
+
 /// Reads that any storage engine answers.
 protocol StorageReader {
     func record(_ id: RecordID, keys: Set<String>?) throws -> Record?
@@ -50,24 +58,27 @@ protocol StorageReader {
     func zoneNames() throws -> [String]
     /// Whether saves and deletes in the zone go into the change log; `nil` when there is no such zone.
     func zoneKeepsChanges(_ name: String) throws -> Bool?
-    /// Change-log entries after `sequence`, oldest first, optionally for one zone.
-    func changes(after sequence: Int64, zone: String?, limit: Int) throws -> [ChangeRow]
+    /// Up to `limit` change-log entries after `sequence`, oldest first, optionally for one zone; damaged ones are skipped.
+    func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan
     /// The newest sequence number in the change log, 0 when empty.
     func latestSequence() throws -> Int64
     /// Entries up to and including this sequence were pruned; older tokens are expired.
     func prunedThrough() throws -> Int64
     /// One page of a query's matching records, in order, each with its position for a cursor.
-    func records(matching request: QueryRequest) throws -> [(record: Record, position: QueryPosition)]
+    /// A row that does not decode keeps its place with a `nil` record, so a cursor still moves past it.
+    func records(matching request: QueryRequest) throws -> [(record: Record?, position: QueryPosition)]
     /// How many records a query matches.
     func countRecords(matching query: Query, zone: String?) throws -> Int
     /// The index marks of a record type's fields.
     func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions]
-    /// The stored subscriptions of one owner, as the text the database layer saved.
-    func subscriptionBodies(owner: String) throws -> [String]
+    /// The stored subscriptions of one owner, each with its ID, as the text the database layer saved.
+    func subscriptionBodies(owner: String) throws -> [(id: String, body: String)]
     /// Each record type with its record count and the type of each field key seen.
     func recordTypeSummary() throws -> [RecordTypeSummary]
     /// Problems an integrity check found; empty when all is well.
     func integrityProblems() throws -> [String]
+    /// Every owner's subscriptions whose parent record is gone or was created again since they were saved.
+    func orphanedSubscriptions() throws -> [OrphanedSubscription]
 }
 
 /// Writes, made inside `RecordStorage.write`.
@@ -77,6 +88,8 @@ protocol StorageWriter: StorageReader {
     func upsert(_ record: Record, isNew: Bool) throws
     /// Removes a stored record, as the caller read it.
     func remove(_ record: Record) throws
+    /// Removes a stored record that does not decode; returns its type, or "" when even that is unreadable.
+    func removeUndecodable(_ id: RecordID) throws -> String
     /// The records that hold a `deleteSelf` reference to `id`.
     func cascadingChildren(of id: RecordID) throws -> [RecordID]
     /// Whether any record still uses the asset with this content hash.
@@ -92,12 +105,23 @@ protocol StorageWriter: StorageReader {
     func savepoint<T>(_ body: () throws -> T) throws -> T
     /// Marks a field of a record type (empty options remove the mark), and builds or drops its indexes.
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws
-    /// Saves or replaces one owner's subscription.
-    func saveSubscription(id: String, owner: String, body: String) throws
+    /// Saves or replaces one owner's subscription, tied to its parent record if it has one.
+    func saveSubscription(id: String, owner: String, body: String, parent: Subscription.Parent?) throws
+    /// Deletes one owner's subscription if it is still tied to this parent; returns whether there was one.
+    func deleteSubscription(id: String, owner: String, parent: Subscription.Parent) throws -> Bool
+    /// Deletes every owner's subscriptions whose parent is one of these records, which this transaction deleted.
+    func deleteSubscriptions(parentedBy ids: [RecordID]) throws
     /// Deletes one owner's subscription; returns whether there was one.
     func deleteSubscription(id: String, owner: String) throws -> Bool
     /// Removes every record, change and subscription; returns the asset hashes that were in use.
     func eraseAll() throws -> Set<String>
+}
+
+extension StorageWriter {
+    /// Saves or replaces one owner's subscription that belongs to no record.
+    func saveSubscription(id: String, owner: String, body: String) throws {
+        try saveSubscription(id: id, owner: owner, body: body, parent: nil)
+    }
 }
 
 /// Tells cheaply whether another connection committed since the last call.

@@ -3,7 +3,7 @@ import Foundation
 /// How a subscription is stored: JSON, with its predicate kept as format plus typed arguments, parsed again on load.
 extension Subscription: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, kind, recordType, format, arguments, options, zone, notificationInfo
+        case id, kind, recordType, format, arguments, options, zone, notificationInfo, parent
     }
 
     /// Reads a stored subscription, parsing its predicate again.
@@ -22,6 +22,7 @@ extension Subscription: Codable {
             kind = .query(recordType: recordType ?? "", predicate: try QueryPredicate(format: format, argumentArray: arguments),
                           options: try c.decode(QuerySubscriptionOptions.self, forKey: .options), zone: zone)
         }
+        parent = try c.decodeIfPresent(StoredParent.self, forKey: .parent)?.parent
     }
 
     /// Writes the subscription as JSON, its predicate as format plus typed arguments.
@@ -41,6 +42,59 @@ extension Subscription: Codable {
             try c.encode(predicate.arguments.map(StoredArgument.init), forKey: .arguments)
             try c.encode(options, forKey: .options)
             try c.encodeIfPresent(zone?.zoneName, forKey: .zone)
+        }
+        try c.encodeIfPresent(parent.map(StoredParent.init), forKey: .parent)
+    }
+}
+
+/// A subscription's parent as JSON: the record's ID and, as seconds since 1970, its creation date.
+private struct StoredParent: Codable {
+    let parent: Subscription.Parent
+
+    init(_ parent: Subscription.Parent) { self.parent = parent }
+
+    private enum CodingKeys: String, CodingKey { case name, zone, owner, created }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let zone = ZoneID(zoneName: try c.decode(String.self, forKey: .zone), ownerName: try c.decode(String.self, forKey: .owner))
+        let created = try c.decodeIfPresent(Double.self, forKey: .created)
+        if let created, !created.isFinite {
+            throw StoreError(.badDatabase, "A stored subscription's parent has a creation date that is not a number.")
+        }
+        parent = Subscription.Parent(recordID: RecordID(recordName: try c.decode(String.self, forKey: .name), zoneID: zone),
+                                     creationDate: created.map(Date.init(timeIntervalSince1970:)))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(parent.recordID.recordName, forKey: .name)
+        try c.encode(parent.recordID.zoneID.zoneName, forKey: .zone)
+        try c.encode(parent.recordID.zoneID.ownerName, forKey: .owner)
+        try c.encodeIfPresent(parent.creationDate?.timeIntervalSince1970, forKey: .created)
+    }
+}
+
+extension Subscription {
+    /// The longest stored form of a subscription; the engine reads them every second, so a giant one would cost every client.
+    static let maximumStoredSize = 65_536
+
+    /// Decodes a row of the `subscription` table; throws `DamagedRow` for a body that is no subscription or names another ID.
+    init(storedID id: String, body: String, owner: String) throws {
+        self = try StoredColumns.decoding("subscription", key: "\(owner)/\(id)") {
+            guard body.utf8.count <= Self.maximumStoredSize else {
+                throw StoredColumns.Mismatch(problem: "its body holds \(body.utf8.count) bytes; a subscription takes at most \(Self.maximumStoredSize)")
+            }
+            let subscription: Subscription
+            do {
+                subscription = try JSONDecoder().decode(Subscription.self, from: Data(body.utf8))
+            } catch {
+                throw StoredColumns.Mismatch(problem: "its body is not a subscription (\(error))")
+            }
+            guard subscription.subscriptionID == id else {
+                throw StoredColumns.Mismatch(problem: "its body is subscription '\(subscription.subscriptionID)', not '\(id)'")
+            }
+            return subscription
         }
     }
 }

@@ -7,24 +7,36 @@ extension Subscription {
     /// `previousFields`) with the record after it, so an update that makes a
     /// record stop matching is reported with `stoppedMatching`. For a deletion
     /// only the fields are known, so predicates on system fields do not match it.
+    /// A subscription whose parent record a change shows gone (deleted, or
+    /// created again) fires no more and is listed for deletion.
     /// `searchableKeys` gives, per record type, the fields that token search
-    /// covers; a type not listed searches all of its string fields.
+    /// covers; a type not listed searches all of its string fields. With
+    /// `atMostOnePerChange`, a change raises one notification at most (from the
+    /// first subscription, by ID, that fires), so that no set of stored
+    /// subscriptions can make one change notify a client several times.
     public static func evaluate(
         _ changes: [RecordChange],
         subscriptions: [Subscription],
         strings: AlertStrings = AlertStrings(),
-        searchableKeys: [String: Set<String>] = [:]
+        searchableKeys: [String: Set<String>] = [:],
+        atMostOnePerChange: Bool = false
     ) -> SubscriptionEvaluation {
         var notifications: [SubscriptionNotification] = []
         var spent: [String] = []
         for change in changes {
             for subscription in subscriptions where !spent.contains(subscription.subscriptionID) {
+                // Its parent is gone: it stops here, and the caller deletes it (another user's delete may not have).
+                if let parent = subscription.parent, parent.isGone(after: change) {
+                    spent.append(subscription.subscriptionID)
+                    continue
+                }
                 let evaluation = PredicateEvaluation(searchableKeys: searchableKeys[change.recordType])
                 guard let fired = subscription.fire(for: change, evaluation: evaluation, strings: strings) else { continue }
                 notifications.append(fired)
                 if case .query(_, _, let options, _) = subscription.kind, options.contains(.firesOnce) {
                     spent.append(subscription.subscriptionID)
                 }
+                if atMostOnePerChange { break }
             }
         }
         return SubscriptionEvaluation(notifications: notifications, subscriptionsToDelete: spent)

@@ -20,20 +20,56 @@ public struct Subscription: Hashable, Sendable {
     public var kind: Kind
     /// What its notifications show.
     public var notificationInfo: NotificationInfo
+    /// The record this subscription exists for, if any: deleting that record deletes the subscription, whoever owns it.
+    public var parent: Parent?
 
     /// A query subscription: records of `recordType` matching `predicate`, on the events in `options`.
     public init(subscriptionID: String, recordType: String, predicate: QueryPredicate = .all,
-                options: QuerySubscriptionOptions, zone: ZoneID? = nil, notificationInfo: NotificationInfo = NotificationInfo()) {
+                options: QuerySubscriptionOptions, zone: ZoneID? = nil, notificationInfo: NotificationInfo = NotificationInfo(),
+                parent: Parent? = nil) {
         self.subscriptionID = subscriptionID
         self.kind = .query(recordType: recordType, predicate: predicate, options: options, zone: zone)
         self.notificationInfo = notificationInfo
+        self.parent = parent
     }
 
     /// A zone subscription: any change in `zone`, or only to records of `recordType`.
-    public init(subscriptionID: String, zone: ZoneID, recordType: String? = nil, notificationInfo: NotificationInfo = NotificationInfo()) {
+    public init(subscriptionID: String, zone: ZoneID, recordType: String? = nil, notificationInfo: NotificationInfo = NotificationInfo(),
+                parent: Parent? = nil) {
         self.subscriptionID = subscriptionID
         self.kind = .zone(zone, recordType: recordType)
         self.notificationInfo = notificationInfo
+        self.parent = parent
+    }
+
+    /// The record a subscription belongs to, as a `deleteSelf` reference makes a record belong to another.
+    ///
+    /// A record deleted and then created again under the same name is another
+    /// record: its creation date differs, and a subscription saved for the
+    /// first one never fires for the second.
+    public struct Parent: Hashable, Sendable {
+        /// The parent record, in the subscription's database.
+        public var recordID: RecordID
+        /// When the parent was created; saving the subscription fills it in when `nil`.
+        public var creationDate: Date?
+
+        /// A parent; give the creation date you read, so that a save after the record was re-created fails.
+        public init(recordID: RecordID, creationDate: Date? = nil) {
+            self.recordID = recordID
+            self.creationDate = creationDate
+        }
+
+        /// Whether `record` is this parent itself, rather than a later record with the same ID.
+        public func isSame(as record: Record) -> Bool {
+            guard record.recordID == recordID else { return false }
+            guard let creationDate, let created = record.creationDate else { return true }
+            return Self.sameInstant(creationDate, created)
+        }
+
+        /// Dates pass through JSON and SQLite's REAL; a millisecond is far less than any delete and re-create takes.
+        static func sameInstant(_ a: Date, _ b: Date) -> Bool {
+            abs(a.timeIntervalSince1970 - b.timeIntervalSince1970) < 0.001
+        }
     }
 }
 
@@ -107,6 +143,6 @@ public struct SubscriptionNotification: Hashable, Sendable {
 public struct SubscriptionEvaluation: Sendable {
     /// In the order of the changes that raised them.
     public var notifications: [SubscriptionNotification]
-    /// IDs of `firesOnce` subscriptions that fired; the caller deletes them.
+    /// IDs of `firesOnce` subscriptions that fired, and of subscriptions whose parent the changes show gone; the caller deletes them.
     public var subscriptionsToDelete: [String]
 }

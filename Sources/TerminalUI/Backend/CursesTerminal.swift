@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Use it from one thread only. It puts the terminal in raw mode (Ctrl-C, Ctrl-Q and Ctrl-S
 /// reach the app), turns bracketed paste on, and restores everything in ``close()``,
-/// which `deinit` calls too.
+/// which `deinit` calls too; on a crash, ``CrashRestore`` restores what it can.
 public final class CursesTerminal {
     /// Whether colours are drawn: the terminal has them and `NO_COLOR` is unset.
     public let usesColor: Bool
@@ -29,6 +29,7 @@ public final class CursesTerminal {
         setlocale(LC_ALL, "")
         guard isatty(0) == 1, isatty(1) == 1 else { throw TerminalError.notATerminal }
         guard let type = environment["TERM"], !type.isEmpty else { throw TerminalError.noTerminalType }
+        CrashRestore.saveModes()
         // newterm, unlike initscr, returns NULL for an unknown TERM instead of exiting.
         guard let screen = newterm(type, fatchat_stdout(), fatchat_stdin()) else {
             throw TerminalError.unknownTerminalType(type)
@@ -52,6 +53,7 @@ public final class CursesTerminal {
         wtimeout(window, 0)
         _ = set_escdelay(25)
         writeRaw(Self.bracketedPasteOn)
+        CrashRestore.arm(extra: Self.bracketedPasteOff)
     }
 
     deinit { close() }
@@ -111,9 +113,14 @@ public final class CursesTerminal {
     /// Rings the terminal bell.
     public func bell() { _ = beep() }
 
-    /// Sends a desktop notification (OSC 777 and OSC 9) with sanitized text.
+    /// Characters of a desktop notification's title or body that are sent; the rest is cut.
+    static let notificationCharacters = 256
+
+    /// Sends a desktop notification (OSC 777 and OSC 9) with sanitized, bounded text.
     public func notify(title: String, body: String) {
-        let clean = { (s: String) in Sanitizer.inert(s).replacingOccurrences(of: ";", with: ",") }
+        let clean = { (s: String) in
+            Sanitizer.inert(String(s.prefix(Self.notificationCharacters))).replacingOccurrences(of: ";", with: ",")
+        }
         writeRaw("\u{1B}]777;notify;\(clean(title));\(clean(body))\u{07}\u{1B}]9;\(clean(body))\u{07}")
     }
 
@@ -121,6 +128,7 @@ public final class CursesTerminal {
     public func close() {
         guard !closed else { return }
         closed = true
+        CrashRestore.disarm()
         writeRaw(Self.bracketedPasteOff)
         _ = endwin()
         if let screenPointer { delscreen(screenPointer) }

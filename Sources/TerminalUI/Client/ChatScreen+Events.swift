@@ -33,10 +33,18 @@ extension ChatScreen {
         case .status(let status):
             state.status.pendingCount = status.pending
             state.status.failedCount = status.failed
+            waitingSince = status.waitingSince
             state.status.syncState = status.online ? "online" : "offline: \(status.pending) queued"
+            describeWait()
         case .reload:
             if let name = session.current { select(name) }
         }
+    }
+
+    /// While a write is held up, the status line says so, and for how long; `tick` keeps the count going.
+    func describeWait(now: Date = Date()) {
+        guard let waitingSince else { return }
+        state.status.syncState = "waiting for the database: locked for \(max(0, Int(now.timeIntervalSince(waitingSince)))) s"
     }
 
     private func mark(_ id: RecordID, _ delivery: MessageItem.Delivery) {
@@ -61,11 +69,13 @@ extension ChatScreen {
         } else if !mine {
             unread[channel.recordID, default: 0] += 1
         }
-        if !mine, mentionsMe(message.text) {
+        // Only the part of a message the client draws is searched for a mention, so a huge one costs no more.
+        if !mine, mentionsMe(TextPrefix(message.text, limit: TextPrefix.messageBytes).shown) {
             if channel.name != session.current { mentions.insert(channel.recordID) }
             if options.bellOnMention { effects.append(.bell) }
             if options.desktopNotifications {
-                effects.append(.desktopNotification(title: "#\(channel.name.display) <\(message.handle)>", body: message.text))
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.recordName ?? "", in: state)
+                effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))
             }
         }
         refreshChannelList()

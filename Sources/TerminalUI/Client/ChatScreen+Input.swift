@@ -139,13 +139,17 @@ extension ChatScreen {
         case .channels(let all):
             notice("channels: " + all.map { "#" + $0.name.display }.joined(separator: " "))
         case .members(let name, let members):
-            notice("#\(name.display): " + members.map(\.handle).joined(separator: " "))
+            notice("#\(name.display): " + members.map { ClientRenderer.sender(handle: $0.handle, user: $0.user.recordName, in: state) }
+                .joined(separator: " "))
         case .topic(let name, let topic):
             notice("topic of #\(name.display): \(topic.isEmpty ? "(none)" : topic)")
             if let index = channels.firstIndex(where: { $0.name == name }) { channels[index].topic = topic; refreshChannelList() }
         case .searchResults(let text, let messages):
             notice(messages.isEmpty ? "no message matches \(text)" : "\(messages.count) match\(messages.count == 1 ? "" : "es") for \(text):")
-            for message in messages { notice("#\(message.channelName) <\(message.handle)> \(message.text)  [\(message.shortID)]") }
+            for message in messages {
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.recordName ?? "", in: state)
+                notice("#\(message.channelName) <\(sender)> \(message.text)  [\(message.shortID)]")
+            }
         case .help:
             state.showsHelp = true
         case .quit:

@@ -43,6 +43,8 @@ public final class ChatScreen {
     var memberHandles: [String] = []
     var effects: [Effect] = []
     var noticeCounter = 0
+    /// Since when the engine's write to the shared file has been held up, if it is.
+    var waitingSince: Date?
     public internal(set) var width: Int
     public internal(set) var height: Int
     /// Set once the user asked to quit.
@@ -101,6 +103,7 @@ public final class ChatScreen {
     public func tick(now: Date = Date()) {
         state.now = now
         if let banner = state.banner, banner.expiresAt <= now { state.banner = nil }
+        describeWait(now: now)
         markCurrentReadIfAtBottom()
     }
 
@@ -173,7 +176,7 @@ public final class ChatScreen {
     func notice(_ text: String) {
         noticeCounter += 1
         state.messages.append(MessageItem(id: Self.noticePrefix + String(noticeCounter), time: Date(), handle: "*",
-                                          userID: "", text: text))
+                                          userID: "", text: text, isNotice: true))
     }
 
     /// The status line's outbox counts, from the outbox itself.

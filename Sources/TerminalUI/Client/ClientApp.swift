@@ -1,6 +1,7 @@
 import FatchatCore
 import Foundation
 import SyncEngine
+import Synchronization
 
 /// Runs the full-screen client: ncurses on this thread, the sync engine behind a descriptor.
 public enum ClientApp {
@@ -15,47 +16,74 @@ public enum ClientApp {
     }
 
     /// Runs until the user quits or a signal ends it; the terminal is restored either way.
+    ///
+    /// Opening the shared file can wait on another process's lock: a thread
+    /// opens it while this one shows the wait and keeps the typed keys, which
+    /// reach the chat once it is open. On the way out the engine gets a moment
+    /// to finish; a write still held up is left to the exit, as the outbox keeps it.
     public static func run(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
         takeSignalsOnThisThread()
         let terminal = try CursesTerminal()
         let engine = client.engine
         engine.start()
-        defer { engine.stop() }
-        let size = terminal.size
-        let screen: ChatScreen
-        do {
-            screen = try ChatScreen(client: client, width: size.width, height: size.height, options: options,
-                                    renderOptions: RenderOptions(usesColor: terminal.usesColor))
-        } catch {
-            terminal.close()
-            throw error
+        defer { engine.stop(waitingAtMost: 1) }
+        let renderOptions = RenderOptions(usesColor: terminal.usesColor)
+        var opening = Opening(client: client)
+        var screen: ChatScreen?
+        var failure: (any Error)?
+        /// Makes the chat screen once the shared file is open, and hands it the keys typed meanwhile.
+        func openScreen(_ terminal: CursesTerminal) {
+            guard screen == nil, failure == nil, opening.isOpen else { return }
+            do {
+                let size = terminal.size
+                let made = try ChatScreen(client: client, width: size.width, height: size.height, options: options, renderOptions: renderOptions)
+                terminal.draw(made.render())
+                made.loadUnreadCounts()
+                for input in opening.typed { made.handle(input) }
+                if let status = opening.status { made.handle(status) }
+                screen = made
+            } catch {
+                failure = error
+            }
         }
-        terminal.draw(screen.render())
-        screen.loadUnreadCounts()
-        terminal.draw(screen.render())
+        opening.waitBriefly()
+        openScreen(terminal)
+        if let failure {
+            terminal.close()
+            throw failure
+        }
+        terminal.draw(screen?.render() ?? opening.render(size: terminal.size, options: renderOptions))
         try MainLoop.run(terminal: terminal, eventDescriptor: engine.eventDescriptor) { event, terminal in
+            openScreen(terminal)
+            if failure != nil { return .stop }
             switch event {
             case .input(let inputs):
                 for input in inputs {
                     switch input {
                     case .key(let key) where ClientAction.forKey(key, inputIsEmpty: false) == .resize:
                         let size = terminal.size
-                        screen.resize(width: size.width, height: size.height)
+                        screen?.resize(width: size.width, height: size.height)
                     case .key(let key) where ClientAction.forKey(key, inputIsEmpty: false) == .redraw:
                         terminal.invalidate()
                     default:
-                        screen.handle(input)
+                        if let screen { screen.handle(input) } else { opening.keep(input) }
                     }
                 }
             case .eventsReady:
                 while let event = engine.nextEvent() {
-                    for chat in ChatEvent.from(event) { screen.handle(chat) }
+                    for chat in ChatEvent.from(event) {
+                        if let screen { screen.handle(chat) } else { opening.note(chat) }
+                    }
                 }
             case .tick:
-                screen.tick()
+                screen?.tick()
             case .terminate:
-                screen.quit()
+                screen?.quit()
                 return .stop
+            }
+            guard let screen else {
+                terminal.draw(opening.render(size: terminal.size, options: renderOptions))
+                return .proceed
             }
             for effect in screen.takeEffects() {
                 switch effect {
@@ -67,5 +95,64 @@ public enum ClientApp {
             terminal.draw(screen.render())
             return .proceed
         }
+        if let failure { throw failure }
+    }
+}
+
+/// The shared file being opened on a thread of its own, and what the client shows and keeps meanwhile.
+struct Opening {
+    private let handle: String
+    private let since = Date()
+    private let opened: DispatchSemaphore
+    private let done: Done
+    /// Keys and pastes typed before the chat could be shown, in order.
+    private(set) var typed: [InputEvent] = []
+    private var editor = LineEditor()
+
+    init(client: ChatClient) {
+        handle = client.handle
+        let opened = DispatchSemaphore(value: 0)
+        let done = Done()
+        self.opened = opened
+        self.done = done
+        let thread = Thread {
+            // Until it opens: a lock held past the store's own patience gives an error, and a new try.
+            while (try? client.openSharedDatabase()) == nil { Thread.sleep(forTimeInterval: 0.5) }
+            done.flag.store(true, ordering: .sequentiallyConsistent)
+            opened.signal()
+        }
+        thread.name = "fatchat.open"
+        thread.start()
+    }
+
+    var isOpen: Bool { done.flag.load(ordering: .sequentiallyConsistent) }
+
+    /// Set once the file is open; a class, as an atomic cannot be copied into the thread's closure.
+    private final class Done: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+
+    /// Gives the usual quick open a moment, so that the chat is the first frame.
+    func waitBriefly() { _ = opened.wait(timeout: .now() + 0.5) }
+
+    /// The last status the engine reported before the chat was shown; the chat's own load covers the rest.
+    private(set) var status: ChatEvent?
+
+    /// Keeps the engine's last status for the chat.
+    mutating func note(_ event: ChatEvent) {
+        if case .status = event { status = event }
+    }
+
+    /// Keeps a key for the chat, and echoes it on the input line.
+    mutating func keep(_ input: InputEvent) {
+        typed.append(input)
+        _ = editor.handle(input)
+    }
+
+    /// A frame with the wait on the status line and what was typed so far.
+    func render(size: (width: Int, height: Int), options: RenderOptions) -> Screen {
+        var state = ClientViewState()
+        state.status = StatusInfo(handle: handle, syncState: "waiting for the database: locked for \(Int(Date().timeIntervalSince(since))) s")
+        return ClientRenderer.render(state, editor: editor, width: size.width, height: size.height, options: options)
     }
 }

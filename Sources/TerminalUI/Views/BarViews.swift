@@ -12,7 +12,7 @@ enum BarViews {
         let limit = showCount ? countColumn - 1 : rect.column + rect.width
         var column = screen.write(" " + title.name, row: rect.row, column: rect.column, style: theme.bar.adding(.bold), limit: limit)
         if !title.topic.isEmpty {
-            column = screen.write(" — " + title.topic.replacingNewlines, row: rect.row, column: column, style: theme.bar, limit: limit)
+            column = screen.write(" — " + title.topic.oneLine(within: rect.width), row: rect.row, column: column, style: theme.bar, limit: limit)
         }
         if showCount { screen.write(count, row: rect.row, column: countColumn, style: theme.bar) }
     }
@@ -32,4 +32,10 @@ enum BarViews {
 extension String {
     /// Newlines as spaces, for one-line fields such as a topic.
     var replacingNewlines: String { String(map { $0 == "\n" || $0 == "\r\n" || $0 == "\r" ? " " : $0 }) }
+
+    /// The start of a one-line field that can fill `cells` cells at most, newlines as spaces:
+    /// a topic or banner of any size costs a frame no more than the row it is drawn on.
+    /// Each cell shows one character at least; the margin is for lone format characters,
+    /// which the sanitizer drops.
+    func oneLine(within cells: Int) -> String { String(prefix(max(0, cells) * 4 + 16)).replacingNewlines }
 }

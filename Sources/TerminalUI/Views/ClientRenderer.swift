@@ -1,3 +1,4 @@
+import FatchatCore
 import Foundation
 
 /// Options that do not come from the chat state.
@@ -8,12 +9,19 @@ public struct RenderOptions: Sendable, Equatable {
     public var theme: Theme
     /// The time zone for message times.
     public var timeZone: TimeZone
+    /// Message lines kept between frames; shared by copies of these options.
+    public let lineCache = MessageLineCache()
 
     /// Creates options.
     public init(usesColor: Bool = true, theme: Theme = Theme(), timeZone: TimeZone = .current) {
         self.usesColor = usesColor
         self.theme = theme
         self.timeZone = timeZone
+    }
+
+    /// Options that draw alike are equal, whatever their caches hold.
+    public static func == (lhs: RenderOptions, rhs: RenderOptions) -> Bool {
+        lhs.usesColor == rhs.usesColor && lhs.theme == rhs.theme && lhs.timeZone == rhs.timeZone
     }
 
     /// Options from the environment: colour unless `NO_COLOR` is set to anything non-empty.
@@ -40,7 +48,7 @@ public enum ClientRenderer {
         MessageView.draw(viewport, showsNewBelow: state.hasNewMessagesBelow, in: layout.messages, on: &screen, theme: theme)
         if let rect = layout.memberList {
             drawSeparator(column: rect.column - 1, rect: rect, on: &screen, theme: theme)
-            MemberListView.draw(state.members, in: rect, on: &screen)
+            MemberListView.draw(state.members, accounts: accounts(state), in: rect, on: &screen)
         }
         BarViews.drawStatus(state.status, in: layout.status, on: &screen, theme: theme)
         InputView.draw(editor, channelName: state.title?.name, in: layout.input, on: &screen)
@@ -84,7 +92,21 @@ public enum ClientRenderer {
 
     private static func messageLines(_ state: ClientViewState, width: Int, options: RenderOptions) -> [MessageLine] {
         MessageLines(width: width, myHandle: state.myHandle, theme: options.theme, timeZone: options.timeZone)
-            .lines(for: state.messages, firstUnreadID: state.firstUnreadMessageID)
+            .lines(for: state.messages, firstUnreadID: state.firstUnreadMessageID, accounts: accounts(state), cache: options.lineCache)
+    }
+
+    /// How a sender reads anywhere in the client (messages, members, notices, notifications):
+    /// the handle, with the account when the handle could pass for someone on screen.
+    public static func sender(handle: String, user: String, in state: ClientViewState) -> String {
+        accounts(state).label(handle: handle, user: user)
+    }
+
+    /// The accounts on screen: the channel's members and the senders of the loaded messages.
+    static func accounts(_ state: ClientViewState) -> AccountDirectory {
+        var accounts = AccountDirectory()
+        for member in state.members { accounts.learn(user: member.userID, handle: member.handle) }
+        for message in state.messages where !message.isNotice { accounts.learn(user: message.userID, handle: message.handle) }
+        return accounts
     }
 
     private static func drawSeparator(column: Int, rect: Rect, on screen: inout Screen, theme: Theme) {

@@ -1,3 +1,4 @@
+import FatchatCore
 import Foundation
 
 /// Everything the full-screen client shows, as plain values; the client maps its core
@@ -99,22 +100,32 @@ public struct MessageItem: Sendable, Equatable, Identifiable {
     public var handle: String
     /// The sender's user id; the handle's colour is hashed from it.
     public var userID: String
-    /// The text, untrusted; sanitized when drawn. May hold newlines.
-    public var text: String
+    /// The start of the text, untrusted: at most ``TextPrefix/messageBytes`` of it, sanitized
+    /// when drawn. May hold newlines.
+    public private(set) var text: String
+    /// UTF-8 bytes of the text left out of ``text``; the view says how much more there is.
+    public private(set) var omittedBytes: Int
     /// Whether the message was edited after posting.
     public var isEdited: Bool
     /// Delivery state of my own messages.
     public var delivery: Delivery
+    /// A line from the client itself (`<*> joined #general`), which no account sent.
+    public var isNotice: Bool
 
-    /// Creates a message.
-    public init(id: String, time: Date, handle: String, userID: String, text: String, isEdited: Bool = false, delivery: Delivery = .sent) {
+    /// Creates a message; only the first ``TextPrefix/messageBytes`` of `text` are kept, so
+    /// that a huge message costs no more to hold, wrap or draw than that.
+    public init(id: String, time: Date, handle: String, userID: String, text: String, isEdited: Bool = false,
+                delivery: Delivery = .sent, isNotice: Bool = false) {
+        let prefix = TextPrefix(text, limit: TextPrefix.messageBytes)
         self.id = id
         self.time = time
         self.handle = handle
         self.userID = userID
-        self.text = text
+        self.text = prefix.shown
+        self.omittedBytes = prefix.omittedBytes
         self.isEdited = isEdited
         self.delivery = delivery
+        self.isNotice = isNotice
     }
 }
 

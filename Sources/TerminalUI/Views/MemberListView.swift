@@ -2,11 +2,13 @@ import FatchatCore
 
 /// The member list pane: handles in their colours, sorted by name.
 enum MemberListView {
-    static func draw(_ members: [MemberItem], in rect: Rect, on screen: inout Screen) {
+    /// Draws each member as messages show its sender: with its account when the handle could pass for another.
+    static func draw(_ members: [MemberItem], accounts: AccountDirectory, in rect: Rect, on screen: inout Screen) {
         let sorted = members.sorted { $0.handle.lowercased() < $1.handle.lowercased() }
         for (offset, member) in sorted.prefix(rect.height).enumerated() {
             let style = Style(foreground: HandleColor.of(userID: member.userID))
-            screen.write(member.handle, row: rect.row + offset, column: rect.column, style: style, limit: rect.column + rect.width)
+            screen.write(accounts.label(handle: member.handle, user: member.userID), row: rect.row + offset, column: rect.column,
+                         style: style, limit: rect.column + rect.width)
         }
         if sorted.count > rect.height, rect.height > 0 {
             let more = "+\(sorted.count - rect.height + 1) more"

@@ -41,18 +41,29 @@ public struct MessageLines: Sendable {
         self.timeZone = timeZone
     }
 
-    /// All lines for `messages`, oldest first.
-    public func lines(for messages: [MessageItem], firstUnreadID: String?) -> [MessageLine] {
+    /// All lines for `messages`, oldest first. A sender shows its account beside its handle
+    /// when `accounts` says the handle could pass for someone else; `cache` keeps each
+    /// message's lines from one frame to the next.
+    public func lines(for messages: [MessageItem], firstUnreadID: String?, accounts: AccountDirectory = AccountDirectory(),
+                      cache: MessageLineCache? = nil) -> [MessageLine] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
+        let labels = messages.map { $0.isNotice ? AccountDirectory.shown($0.handle) : accounts.label(handle: $0.handle, user: $0.userID) }
+        let wrapped: [[[Segment]]]
+        if let cache {
+            let context = MessageLineCache.Context(width: width, myHandle: myHandle, theme: theme, timeZone: timeZone)
+            wrapped = cache.lines(for: messages, labels: labels, context: context) { wrap($0, label: $1, calendar: calendar) }
+        } else {
+            wrapped = zip(messages, labels).map { wrap($0, label: $1, calendar: calendar) }
+        }
         var result: [MessageLine] = []
-        for message in messages {
+        for (message, lines) in zip(messages, wrapped) {
             var offset = 0
             if message.id == firstUnreadID {
                 result.append(markerLine(messageID: message.id))
                 offset = 1
             }
-            for (index, segments) in wrap(message, calendar: calendar).enumerated() {
+            for (index, segments) in lines.enumerated() {
                 result.append(MessageLine(messageID: message.id, index: index + offset, segments: segments))
             }
         }
@@ -66,11 +77,11 @@ public struct MessageLines: Sendable {
         return MessageLine(messageID: messageID, index: 0, segments: [Segment(column: 0, text: text, style: theme.marker)])
     }
 
-    /// The wrapped lines of one message, as segments.
-    func wrap(_ message: MessageItem, calendar: Calendar) -> [[Segment]] {
+    /// The wrapped lines of one message, as segments; `label` is its sender as shown, inert.
+    func wrap(_ message: MessageItem, label: String, calendar: Calendar) -> [[Segment]] {
         let parts = calendar.dateComponents([.hour, .minute], from: message.time)
         let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
-        let handle = "<" + Sanitizer.inert(message.handle) + ">"
+        let handle = "<" + label + ">"
         let headerWidth = DisplayWidth.of(time) + 1 + DisplayWidth.of(handle) + 1
         let indent = min(headerWidth, max(0, width / 2))
 
@@ -79,6 +90,7 @@ public struct MessageLines: Sendable {
         highlightMentions(in: &body)
         if message.isEdited { body += Array(" (edited)").map { ($0, theme.edited) } }
         if message.delivery == .failed { body += Array(" [not sent]").map { ($0, theme.failed) } }
+        if let more = TextPrefix.moreMark(omittedBytes: message.omittedBytes) { body += Array("\n" + more).map { ($0, theme.edited) } }
 
         let graphemes = body.map(\.0)
         let ranges = TextWrapper.lineRanges(graphemes, firstWidth: max(1, width - headerWidth), width: max(1, width - indent))

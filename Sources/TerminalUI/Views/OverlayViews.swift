@@ -5,7 +5,7 @@ enum OverlayViews {
     static func drawBanner(_ banner: Banner, in rect: Rect, on screen: inout Screen, theme: Theme) {
         guard rect.height > 0 else { return }
         screen.fill(row: rect.row, column: rect.column, width: rect.width, height: 1, style: theme.banner)
-        screen.write(" ★ " + banner.text.replacingNewlines, row: rect.row, column: rect.column, style: theme.banner, limit: rect.column + rect.width)
+        screen.write(" ★ " + banner.text.oneLine(within: rect.width), row: rect.row, column: rect.column, style: theme.banner, limit: rect.column + rect.width)
     }
 
     /// A framed box with the help text, centred; lines that do not fit are cut.

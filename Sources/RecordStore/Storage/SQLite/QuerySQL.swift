@@ -16,10 +16,13 @@ import GRDB
 struct QuerySQL {
     /// The type's searchable fields; token search uses FTS5 when there are some, else scans.
     let searchableKeys: [String]
+    /// Skip rows whose fields are not valid JSON before any field is compared: see `matching`.
+    let validJSONOnly: Bool
     private(set) var arguments: [DatabaseValue] = []
 
-    init(searchableKeys: [String]) {
+    init(searchableKeys: [String], validJSONOnly: Bool = false) {
         self.searchableKeys = searchableKeys
+        self.validJSONOnly = validJSONOnly
     }
 
     /// Where `select` puts each column: the row ID, zone and name, then `SQLiteAccess.recordColumns`, then the sort values.
@@ -28,8 +31,8 @@ struct QuerySQL {
     }
 
     /// The SELECT for `request`, whose rows have the columns of `Column`.
-    static func select(_ request: QueryRequest, searchableKeys: [String]) -> (sql: String, arguments: StatementArguments) {
-        var builder = QuerySQL(searchableKeys: searchableKeys)
+    static func select(_ request: QueryRequest, searchableKeys: [String], validJSONOnly: Bool = false) -> (sql: String, arguments: StatementArguments) {
+        var builder = QuerySQL(searchableKeys: searchableKeys, validJSONOnly: validJSONOnly)
         let sorts = request.query.sortDescriptors
         var columns = "id, zone, name, " + SQLiteAccess.recordColumns
         for (i, sort) in sorts.enumerated() { columns += ", " + builder.sortExpression(sort.key) + " AS s\(i)" }
@@ -42,15 +45,23 @@ struct QuerySQL {
     }
 
     /// The COUNT of the records a query matches, in one zone or all.
-    static func count(_ query: Query, zone: String?, searchableKeys: [String]) -> (sql: String, arguments: StatementArguments) {
-        var builder = QuerySQL(searchableKeys: searchableKeys)
+    static func count(_ query: Query, zone: String?, searchableKeys: [String], validJSONOnly: Bool = false) -> (sql: String, arguments: StatementArguments) {
+        var builder = QuerySQL(searchableKeys: searchableKeys, validJSONOnly: validJSONOnly)
         let sql = "SELECT count(*) FROM record WHERE " + builder.matching(query, zone: zone)
         return (sql, StatementArguments(builder.arguments))
     }
 
     /// The WHERE condition of a query: its type, the zone, and its predicate.
+    ///
+    /// `json_extract` fails the whole statement on a row whose fields are not
+    /// JSON, which only someone writing the file by hand can store. With
+    /// `validJSONOnly`, `json_valid` comes first, and SQLite tests the terms an
+    /// index does not answer in the order written, so such a row is passed over
+    /// before any field of it is read. It costs a parse per row, so it is the
+    /// retry after that failure, not the first try (`SQLiteAccess.retryingOnMalformedJSON`).
     private mutating func matching(_ query: Query, zone: String?) -> String {
         var condition = typeCondition(query.recordType)
+        if validJSONOnly { condition += " AND json_valid(fields)" }
         if let zone { condition += " AND zone = " + bind(zone) }
         let predicate = compile(query.predicate.root, negated: false)
         if predicate != "1" { condition += " AND " + predicate }

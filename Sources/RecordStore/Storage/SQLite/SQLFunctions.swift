@@ -20,7 +20,8 @@ enum SQLFunctions {
 
     /// `fatchat_tokens_match(fields, words)`: whether every word is a token of the record's string fields.
     static let tokensMatch = DatabaseFunction("fatchat_tokens_match", argumentCount: 2, pure: true) { values -> Bool in
-        guard let json = String.fromDatabaseValue(values[0]), let words = String.fromDatabaseValue(values[1]),
+        guard let json = String.fromDatabaseValue(values[0]), json.utf8.count <= StoredColumns.maximumFieldsText,
+              let words = String.fromDatabaseValue(values[1]),
               let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return false }
         let texts = object.values.compactMap { field -> String? in
             guard let field = field as? [String: Any], field["t"] as? String == "s" else { return nil }

@@ -5,26 +5,51 @@ import GRDB
 extension SQLiteAccess {
     // MARK: Queries
 
-    func records(matching request: QueryRequest) throws -> [(record: Record, position: QueryPosition)] {
+    /// Runs `body` once as is; if a row's fields were not JSON (someone wrote them by hand), once more skipping such rows.
+    private func retryingOnMalformedJSON<T>(_ body: (_ validJSONOnly: Bool) throws -> T) throws -> T {
+        do {
+            return try body(false)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR && error.message?.contains("malformed JSON") == true {
+            return try body(true)
+        }
+    }
+
+    func records(matching request: QueryRequest) throws -> [(record: Record?, position: QueryPosition)] {
         let searchable = try searchableKeys(of: request.query.recordType)
-        let (sql, arguments) = QuerySQL.select(request, searchableKeys: searchable)
+        return try retryingOnMalformedJSON { validJSONOnly in
+            try records(matching: request, searchableKeys: searchable, validJSONOnly: validJSONOnly)
+        }
+    }
+
+    private func records(matching request: QueryRequest, searchableKeys searchable: [String], validJSONOnly: Bool) throws -> [(record: Record?, position: QueryPosition)] {
+        let (sql, arguments) = QuerySQL.select(request, searchableKeys: searchable, validJSONOnly: validJSONOnly)
         let sortCount = request.query.sortDescriptors.count
         // The text repeats for each page of one query (values are bound), so the statement is cached.
         // Rows are decoded from the cursor as they come, by position (see `QuerySQL.select`), not copied first.
         let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
-        var found: [(record: Record, position: QueryPosition)] = []
+        var found: [(record: Record?, position: QueryPosition)] = []
         while let row = try rows.next() {
-            let id = RecordID(recordName: row[QuerySQL.Column.name], zoneID: ZoneID(zoneName: row[QuerySQL.Column.zone]))
-            let record = try Self.decodeRecord(row, from: QuerySQL.Column.record, id: id, assets: assets, keys: request.desiredKeys)
+            // `id` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
+            let order = Int64.fromDatabaseValue(row[QuerySQL.Column.id]) ?? 0
             let values = (0..<sortCount).map { QuerySQL.sortable(row[QuerySQL.Column.firstSort + $0] as DatabaseValue) }
-            found.append((record, QueryPosition(sortValues: values, order: row[QuerySQL.Column.id])))
+            let record = try StoredColumns.skippingDamage {
+                try StoredColumns.decoding("record", key: "rowid \(order)") {
+                    let id = RecordID(recordName: try StoredColumns.text(row, QuerySQL.Column.name, "name"),
+                                      zoneID: ZoneID(zoneName: try StoredColumns.text(row, QuerySQL.Column.zone, "zone")))
+                    return try Self.decodeRecord(row, from: QuerySQL.Column.record, id: id, assets: assets, keys: request.desiredKeys)
+                }
+            }
+            found.append((record, QueryPosition(sortValues: values, order: order)))
         }
         return found
     }
 
     func countRecords(matching query: Query, zone: String?) throws -> Int {
-        let (sql, arguments) = QuerySQL.count(query, zone: zone, searchableKeys: try searchableKeys(of: query.recordType))
-        return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
+        let searchable = try searchableKeys(of: query.recordType)
+        return try retryingOnMalformedJSON { validJSONOnly in
+            let (sql, arguments) = QuerySQL.count(query, zone: zone, searchableKeys: searchable, validJSONOnly: validJSONOnly)
+            return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
+        }
     }
 
     /// The query plan SQLite picks for a query, one line per step (for tests and diagnostics).
@@ -37,15 +62,23 @@ extension SQLiteAccess {
 
     func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions] {
         var marks: [String: FieldIndexOptions] = [:]
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, options FROM field_mark WHERE type = ?"), arguments: [recordType]) {
-            marks[row["key"]] = FieldIndexOptions(rawValue: row["options"])
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT key, options FROM field_mark WHERE type = ?"), arguments: [recordType])
+        while let row = try rows.next() {
+            try StoredColumns.skippingDamage {
+                try StoredColumns.decoding("field_mark", key: "\(recordType).\(StoredColumns.label(row, 0))") {
+                    let key = try StoredColumns.text(row, 0, "key")
+                    guard Identifier.isValid(key) else { throw StoredColumns.Mismatch(problem: "key is not a field key") }
+                    marks[key] = FieldIndexOptions(rawValue: Int(try StoredColumns.integer(row, 1, "options")))
+                }
+            }
         }
         return marks
     }
 
     private func searchableKeys(of recordType: String) throws -> [String] {
         let statement = try db.cachedStatement(sql: "SELECT key FROM field_mark WHERE type = ? AND options & ? ORDER BY key")
-        return try String.fetchAll(statement, arguments: [recordType, FieldIndexOptions.searchable.rawValue])
+        // A key someone wrote straight into the table that is no field key matches no field; leave it out.
+        return try String.fetchAll(statement, arguments: [recordType, FieldIndexOptions.searchable.rawValue]).filter(Identifier.isValid)
     }
 
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws {
@@ -76,19 +109,22 @@ extension SQLiteAccess {
     /// are spliced here, never values: the key and the type passed `Identifier`,
     /// which allows only letters, digits and `_`.
     static func indexField(_ db: GRDB.Database, key: String, recordType: String, options: FieldIndexOptions) throws {
+        for index in fieldIndexes(key: key, recordType: recordType) {
+            if options.contains(index.option) {
+                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(index.name)\" \(index.definition)")
+            } else {
+                try db.execute(sql: "DROP INDEX IF EXISTS \"\(index.name)\"")
+            }
+        }
+    }
+
+    /// The indexes a field mark makes: which option asks for each, its name, and what follows `CREATE INDEX "name"`.
+    static func fieldIndexes(key: String, recordType: String) -> [(option: FieldIndexOptions, name: String, definition: String)] {
         let rows = "WHERE type = '\(recordType)'"
-        let queryable = "\"record_q:\(recordType):\(key)\""
-        if options.contains(.queryable) {
-            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(queryable) ON record (type, \(FieldSQL.value(key)), created) \(rows)")
-        } else {
-            try db.execute(sql: "DROP INDEX IF EXISTS \(queryable)")
-        }
-        let sortable = "\"record_s:\(recordType):\(key)\""
-        if options.contains(.sortable) {
-            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(sortable) ON record (type, \(FieldSQL.value(key))) \(rows)")
-        } else {
-            try db.execute(sql: "DROP INDEX IF EXISTS \(sortable)")
-        }
+        return [
+            (.queryable, "record_q:\(recordType):\(key)", "ON record (type, \(FieldSQL.value(key)), created) \(rows)"),
+            (.sortable, "record_s:\(recordType):\(key)", "ON record (type, \(FieldSQL.value(key))) \(rows)"),
+        ]
     }
 
     // MARK: Full-text search
@@ -100,8 +136,14 @@ extension SQLiteAccess {
         guard !keys.isEmpty else { return }
         let rows = try Row.fetchCursor(db, sql: "SELECT id, zone, fields FROM record WHERE type = ?", arguments: [recordType])
         while let row = try rows.next() {
-            let fields = try FieldCoding.decode(row["fields"], zone: ZoneID(zoneName: row["zone"]), assetsDirectory: assets, keys: Set(keys))
-            try insertSearchText(Self.searchText(fields, keys: keys), rowID: row["id"])
+            let rowID: Int64 = row[0]
+            try StoredColumns.skippingDamage {
+                try StoredColumns.decoding("record", key: "rowid \(rowID)") {
+                    let zone = ZoneID(zoneName: try StoredColumns.text(row, 1, "zone"))
+                    let fields = try FieldCoding.decode(try StoredColumns.fieldsText(row, 2, "fields"), zone: zone, assetsDirectory: assets, keys: Set(keys))
+                    try insertSearchText(Self.searchText(fields, keys: keys), rowID: rowID)
+                }
+            }
         }
     }
 
@@ -134,15 +176,26 @@ extension SQLiteAccess {
 
     // MARK: Subscriptions
 
-    func subscriptionBodies(owner: String) throws -> [String] {
-        try String.fetchAll(db.cachedStatement(sql: "SELECT body FROM subscription WHERE owner = ? ORDER BY id"), arguments: [owner])
+    func subscriptionBodies(owner: String) throws -> [(id: String, body: String)] {
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT id, body FROM subscription WHERE owner = ? ORDER BY id"), arguments: [owner])
+        var bodies: [(id: String, body: String)] = []
+        while let row = try rows.next() {
+            try StoredColumns.skippingDamage {
+                try StoredColumns.decoding("subscription", key: "\(owner)/\(StoredColumns.label(row, 0))") {
+                    bodies.append((try StoredColumns.text(row, 0, "id"), try StoredColumns.text(row, 1, "body")))
+                }
+            }
+        }
+        return bodies
     }
 
-    func saveSubscription(id: String, owner: String, body: String) throws {
+    func saveSubscription(id: String, owner: String, body: String, parent: Subscription.Parent?) throws {
         try db.execute(sql: """
-            INSERT INTO subscription (owner, id, body) VALUES (?, ?, ?)
-            ON CONFLICT (owner, id) DO UPDATE SET body = excluded.body
-            """, arguments: [owner, id, body])
+            INSERT INTO subscription (owner, id, body, parent_zone, parent_name, parent_created) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (owner, id) DO UPDATE SET body = excluded.body, parent_zone = excluded.parent_zone,
+                parent_name = excluded.parent_name, parent_created = excluded.parent_created
+            """, arguments: [owner, id, body, parent?.recordID.zoneID.zoneName, parent?.recordID.recordName,
+                              parent?.creationDate?.timeIntervalSince1970])
     }
 
     func deleteSubscription(id: String, owner: String) throws -> Bool {

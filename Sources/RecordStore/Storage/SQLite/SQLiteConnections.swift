@@ -17,12 +17,12 @@ struct SQLiteSettings: Sendable {
     /// How long the storage keeps retrying a busy database before `zoneBusy`.
     var busyDeadline: TimeInterval = 120
 
-    /// An SQLite URI for the file; `mode=rw` so a vanished file is never silently recreated.
-    func uri(vfs: String) -> String {
+    /// An SQLite URI for the file; `mode=rw` (or `ro`) so a vanished file is never silently recreated.
+    func uri(vfs: String, readOnly: Bool = false) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
         let escaped = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
-        return "file:\(escaped)?mode=rw&vfs=\(vfs)"
+        return "file:\(escaped)?mode=\(readOnly ? "ro" : "rw")&vfs=\(vfs)"
     }
 
     /// Runs `attempt` again while the database is busy, until the deadline.
@@ -59,16 +59,21 @@ final class LocalConnections: SQLiteConnections {
 
     init(settings: SQLiteSettings) throws {
         self.settings = settings
-        let pool = try Self.open(settings)
+        let (pool, identity) = try Self.open(settings)
         do {
             try Schema.prepare(pool, path: settings.path)
         } catch {
             throw StoreError.translating(error, path: settings.path)
         }
-        self.state = Mutex((pool, try FileIdentity.of(settings.path)))
+        self.state = Mutex((pool, identity))
     }
 
-    private static func open(_ settings: SQLiteSettings) throws -> DatabasePool {
+    /// Opens a pool on the file at the path, and tells which file that was.
+    ///
+    /// SQLite opens by path, following a symlink; the path is looked at
+    /// before and after, so that a file swapped in meanwhile is refused
+    /// before any transaction runs on it.
+    private static func open(_ settings: SQLiteSettings) throws -> (DatabasePool, FileIdentity) {
         var config = Configuration()
         config.busyMode = .timeout(settings.busyTimeout)
         config.journalMode = .wal
@@ -79,9 +84,15 @@ final class LocalConnections: SQLiteConnections {
         do {
             // GRDB opens the pool's readers read-only, which a `mode=rw` URI
             // would refuse; so the path is used as is, after checking it exists.
-            _ = try FileIdentity.of(settings.path)
-            return try settings.retryingBusy {
-                try DatabasePool(path: settings.path, configuration: config)
+            // Opening the pool writes to the file, so first make sure it is ours.
+            return try settings.retryingBusy(alsoRetry: DatabaseFile.isTransientForReaders) {
+                let identity = try FileIdentity.of(settings.path)
+                _ = try DatabaseFile.inspect(settings.path)
+                let pool = try DatabasePool(path: settings.path, configuration: config)
+                guard try FileIdentity.of(settings.path) == identity else {
+                    throw StoreError(.serviceUnavailable, "\(settings.path) was replaced while it was being opened; try again.")
+                }
+                return (pool, identity)
             }
         } catch {
             throw StoreError.translating(error, path: settings.path)
@@ -89,16 +100,16 @@ final class LocalConnections: SQLiteConnections {
     }
 
     private func currentPool() throws -> DatabasePool {
-        let identity = try? FileIdentity.of(settings.path)
+        let identity = try FileIdentity.ifPresent(settings.path)
         return try state.withLock { state in
             if let state = state, state.inode == identity { return state.pool }
             guard let identity else {
                 state = nil
                 throw StoreError(.serviceUnavailable, "\(settings.path) is not there; the container may be unmounted or moved. Changes wait until it is back.")
             }
-            let pool = try Self.open(settings)
+            let (pool, opened) = try Self.open(settings)
             try Schema.prepare(pool, path: settings.path)
-            state = (pool, identity)
+            state = (pool, opened)
             return pool
         }
     }
@@ -129,12 +140,17 @@ final class NetworkConnections: SQLiteConnections {
     /// How long one lock must be seen held, unchanged, before it is taken to be left by a killed process.
     let staleLockAge: TimeInterval
 
+    /// The file last found to be ours; a different file at the path is looked at again before it is written.
+    private let checked: Mutex<FileIdentity?>
+
     init(settings: SQLiteSettings, staleLockAge: TimeInterval = 45) throws {
         self.settings = settings
         self.staleLockAge = staleLockAge
+        self.checked = Mutex(nil)
         var watch = LockWatch()
         do {
             try settings.retryingBusy(beforeRetry: { breakStaleLock(&watch) }, alsoRetry: lostLockRace) {
+                try checkFile()
                 let queue = try open()
                 defer { try? queue.close() }
                 try queue.writeWithoutTransaction { db in
@@ -145,6 +161,14 @@ final class NetworkConnections: SQLiteConnections {
         } catch {
             throw StoreError.translating(error, path: settings.path)
         }
+    }
+
+    /// Makes sure the file at the path is Fatchat's before a connection that may write opens it.
+    private func checkFile() throws {
+        let identity = try FileIdentity.of(settings.path)
+        if checked.withLock({ $0 == identity }) { return }
+        _ = try DatabaseFile.inspect(settings.path, location: settings.uri(vfs: "unix-dotfile", readOnly: true))
+        checked.withLock { $0 = identity }
     }
 
     private func open() throws -> DatabaseQueue {
@@ -167,9 +191,10 @@ final class NetworkConnections: SQLiteConnections {
     /// than EEXIST (SQLite says SQLITE_IOERR_LOCK), and a hot journal can vanish
     /// between SQLite seeing it and opening it (SQLITE_CANTOPEN while the
     /// database file is there). Both surfaced as `serviceUnavailable` to writers
-    /// on two sshfs mounts of one directory.
+    /// on two sshfs mounts of one directory. A read-only look at the file
+    /// can meet another process setting up its lock state the same way.
     private func lostLockRace(_ error: DatabaseError) -> Bool {
-        if error.extendedResultCode == .SQLITE_IOERR_LOCK { return true }
+        if error.extendedResultCode == .SQLITE_IOERR_LOCK || DatabaseFile.isTransientForReaders(error) { return true }
         if error.resultCode == .SQLITE_CANTOPEN { return access(settings.path, F_OK) == 0 }
         return false
     }
@@ -209,6 +234,7 @@ final class NetworkConnections: SQLiteConnections {
         do {
             var watch = LockWatch()
             return try settings.retryingBusy(beforeRetry: { breakStaleLock(&watch) }, alsoRetry: lostLockRace) {
+                try checkFile()
                 let queue = try open()
                 defer { try? queue.close() }
                 return try body(queue)
@@ -232,11 +258,22 @@ struct FileIdentity: Equatable, Sendable {
     var device: UInt64
     var inode: UInt64
 
+    /// The file at `path`, which must be there and be a plain file, not a symlink.
     static func of(_ path: String) throws -> FileIdentity {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw StoreError(.serviceUnavailable, "\(path) is not there (\(String(cString: strerror(errno)))).")
+        guard let identity = try ifPresent(path) else {
+            throw StoreError(.serviceUnavailable, "\(path) is not there (\(String(cString: strerror(ENOENT)))).")
         }
+        return identity
+    }
+
+    /// The file at `path`, or nil when nothing is there; a symlink someone planted is an error.
+    static func ifPresent(_ path: String) throws -> FileIdentity? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw StoreError(.serviceUnavailable, "\(path) cannot be reached (\(String(cString: strerror(errno)))).")
+        }
+        try DatabaseFile.checkRegular(info, path: path)
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }

@@ -7,6 +7,7 @@ final class SQLiteStorage: RecordStorage {
     let databaseID: String
     let connections: any SQLiteConnections
     let assetsDirectory: URL
+    let path: String
 
     /// Opens the database at `path`, which must exist (it may be empty), in the given mode.
     init(path: String, assetsDirectory: URL, mode: JournalMode) throws {
@@ -16,17 +17,46 @@ final class SQLiteStorage: RecordStorage {
         case .network: connections = try NetworkConnections(settings: settings)
         }
         self.assetsDirectory = assetsDirectory
+        self.path = path
         databaseID = try connections.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM fatchat_meta WHERE key = 'database_id'") ?? ""
         }
+        try connections.read { db in try checkSchema(db) }
+    }
+
+    /// The file and `schema_version` whose schema `SchemaCheck` last accepted.
+    private let acceptedSchema = Mutex<(file: FileIdentity, version: Int64)?>(nil)
+
+    /// Refuses a schema that Fatchat did not make; checked again whenever SQLite's schema cookie moves or the file is replaced.
+    ///
+    /// Every write transaction calls this first, with the write lock held, so a
+    /// trigger planted while this process runs is refused before any of our
+    /// writes could fire it. An unchanged file and cookie cost a `stat` and one pragma read.
+    private func checkSchema(_ db: GRDB.Database) throws {
+        let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
+        let file = try FileIdentity.of(path)
+        if acceptedSchema.withLock({ $0?.file == file && $0?.version == version }) { return }
+        try SchemaCheck.verify(db, path: path)
+        acceptedSchema.withLock { $0 = (file, version) }
     }
 
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        try connections.read { db in try body(SQLiteAccess(db: db, assets: assetsDirectory)) }
+        do {
+            return try connections.read { db in try body(SQLiteAccess(db: db, assets: assetsDirectory)) }
+        } catch let damage as DamagedRow {
+            throw damage.storeError
+        }
     }
 
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        try connections.write { db in try body(SQLiteAccess(db: db, assets: assetsDirectory)) }
+        do {
+            return try connections.write { db in
+                try checkSchema(db)
+                return try body(SQLiteAccess(db: db, assets: assetsDirectory))
+            }
+        } catch let damage as DamagedRow {
+            throw damage.storeError
+        }
     }
 }
 
@@ -49,20 +79,28 @@ struct SQLiteAccess: StorageWriter {
     static let recordColumnNames = ["type", "fields", "created", "modified", "creator", "modifier", "tag"]
     static let recordColumns = recordColumnNames.joined(separator: ", ")
 
-    /// Builds a record from a row holding `recordColumns` from column `first` on.
+    /// Builds a record from a row holding `recordColumns` from column `first` on; throws `DamagedRow` if it does not decode.
     ///
     /// Columns are read by position: by name, GRDB compares every column name
-    /// ignoring case, which cost as much as decoding the fields.
+    /// ignoring case, which cost as much as decoding the fields. A record whose
+    /// fields, fully loaded, exceed `Record.maximumSize` is damaged too: the
+    /// limit holds on read as it does on write.
     static func decodeRecord(_ row: Row, from first: Int, id: RecordID, assets: URL, keys: Set<String>?) throws -> Record {
-        let fields = try FieldCoding.decode(row[first + 1], zone: id.zoneID, assetsDirectory: assets, keys: keys)
-        var record = Record(stored: row[first], recordID: id, fields: fields)
-        record.creationDate = Date(timeIntervalSince1970: row[first + 2])
-        record.modificationDate = Date(timeIntervalSince1970: row[first + 3])
-        record.creatorUserRecordID = RecordID(recordName: row[first + 4])
-        record.lastModifiedUserRecordID = RecordID(recordName: row[first + 5])
-        record.recordChangeTag = row[first + 6]
-        record.loadedKeys = keys
-        return record
+        try StoredColumns.decoding("record", key: id.description) {
+            let json = try StoredColumns.fieldsText(row, first + 1, "fields")
+            let fields = try FieldCoding.decode(json, zone: id.zoneID, assetsDirectory: assets, keys: keys)
+            var record = Record(stored: try StoredColumns.text(row, first, "type"), recordID: id, fields: fields)
+            if keys == nil, record.storageSize > Record.maximumSize {
+                throw StoredColumns.Mismatch(problem: "its fields hold \(record.storageSize) bytes; a record holds at most \(Record.maximumSize)")
+            }
+            record.creationDate = try StoredColumns.date(row, first + 2, "created")
+            record.modificationDate = try StoredColumns.date(row, first + 3, "modified")
+            record.creatorUserRecordID = RecordID(recordName: try StoredColumns.text(row, first + 4, "creator"))
+            record.lastModifiedUserRecordID = RecordID(recordName: try StoredColumns.text(row, first + 5, "modifier"))
+            record.recordChangeTag = try StoredColumns.text(row, first + 6, "tag")
+            record.loadedKeys = keys
+            return record
+        }
     }
 
     func exists(_ id: RecordID) throws -> Bool {
@@ -83,7 +121,12 @@ struct SQLiteAccess: StorageWriter {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT changes FROM zone WHERE name = ?"), arguments: [name])
     }
 
-    func changes(after sequence: Int64, zone: String?, limit: Int) throws -> [ChangeRow] {
+    func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan {
+        try changes(after: sequence, zone: zone, limit: limit, reporting: DamagedRowLog.note)
+    }
+
+    /// `changes(after:zone:limit:)`, handing each damaged entry to `reporting`.
+    func changes(after sequence: Int64, zone: String?, limit: Int, reporting: (DamagedRow) -> Void) throws -> ChangeScan {
         // Each change with its record as it is now, in one statement (the record's columns are NULL once it is gone).
         let select = """
             SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(Self.recordColumnNames.map { "r." + $0 }.joined(separator: ", "))
@@ -97,25 +140,48 @@ struct SQLiteAccess: StorageWriter {
             rows = try Row.fetchCursor(db.cachedStatement(sql: select + " WHERE c.seq > ? ORDER BY c.seq LIMIT ?"),
                                        arguments: [sequence, limit])
         }
-        // By position, in the order of the SELECT above. A record changed several times in one
-        // batch is decoded once.
-        var changes: [ChangeRow] = []
+        // A record changed several times in one batch is decoded once. A row that does
+        // not decode is stepped over; its sequence still counts, so the feed moves past it.
+        var scan = ChangeScan()
         var decoded: [RecordID: Record] = [:]
         while let row = try rows.next() {
-            let id = RecordID(recordName: row[2], zoneID: ZoneID(zoneName: row[1]))
-            let previous: String? = row[5]
-            var current: Record?
-            if (row[7] as Int64?) != nil {
-                current = try decoded[id] ?? Self.decodeRecord(row, from: 8, id: id, assets: assets, keys: nil)
-                decoded[id] = current
+            // `seq` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
+            guard let seq = Int64.fromDatabaseValue(row[0]) else {
+                reporting(DamagedRow(table: "change", key: StoredColumns.label(row, 0), problem: "seq is not an integer"))
+                continue
             }
-            changes.append(ChangeRow(
-                sequence: row[0], recordID: id, recordType: row[3],
-                kind: ChangeRow.Kind(rawValue: row[4]) ?? .updated,
-                previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
-                date: Date(timeIntervalSince1970: row[6]), current: current))
+            scan.sequences.append(seq)
+            do {
+                scan.rows.append(try decodeChange(row, sequence: seq, decoded: &decoded))
+            } catch let damage as DamagedRow {
+                reporting(damage)
+            }
         }
-        return changes
+        return scan
+    }
+
+    /// Reads one row of the SELECT in `changes`, by position; throws `DamagedRow` if it or its record does not decode.
+    private func decodeChange(_ row: Row, sequence: Int64, decoded: inout [RecordID: Record]) throws -> ChangeRow {
+        try StoredColumns.decoding("change", key: "sequence \(sequence)") {
+            let id = RecordID(recordName: try StoredColumns.text(row, 2, "name"),
+                              zoneID: ZoneID(zoneName: try StoredColumns.text(row, 1, "zone")))
+            let kindNumber = try StoredColumns.integer(row, 4, "kind")
+            guard let kind = ChangeRow.Kind(rawValue: Int(kindNumber)) else {
+                throw StoredColumns.Mismatch(problem: "kind is \(kindNumber), which is no kind of change")
+            }
+            let previous = try StoredColumns.optionalFieldsText(row, 5, "previous")
+            var change = ChangeRow(
+                sequence: sequence, recordID: id, recordType: try StoredColumns.text(row, 3, "type"), kind: kind,
+                previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
+                date: try StoredColumns.date(row, 6, "at"), current: nil)
+            // `r.id` is a rowid too: an integer, or NULL when the record is gone.
+            if (row[7] as Int64?) != nil {
+                let current = try decoded[id] ?? Self.decodeRecord(row, from: 8, id: id, assets: assets, keys: nil)
+                decoded[id] = current
+                change.current = current
+            }
+            return change
+        }
     }
 
     func latestSequence() throws -> Int64 {
@@ -131,6 +197,9 @@ struct SQLiteAccess: StorageWriter {
     func upsert(_ record: Record, isNew: Bool) throws {
         let id = record.recordID
         let fields = try FieldCoding.encode(record.fields)
+        if fields.utf8.count > StoredColumns.maximumFieldsText {
+            throw StoreError(.limitExceeded, "\(id) has \(record.fields.count) fields whose stored form is \(fields.utf8.count) bytes, more than \(StoredColumns.maximumFieldsText); use fewer fields, or move data into an asset.")
+        }
         let rowID = try Int64.fetchOne(db.cachedStatement(sql: """
             INSERT INTO record (zone, name, type, fields, created, modified, creator, modifier, tag)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -166,6 +235,14 @@ struct SQLiteAccess: StorageWriter {
         let rowID = try Int64.fetchOne(db.cachedStatement(sql: "DELETE FROM record WHERE zone = ? AND name = ? RETURNING id"),
                                        arguments: [id.zoneID.zoneName, id.recordName])
         if let rowID { try removeSearchText(of: record.recordType, rowID: rowID) }
+    }
+
+    func removeUndecodable(_ id: RecordID) throws -> String {
+        let statement = try db.cachedStatement(sql: "DELETE FROM record WHERE zone = ? AND name = ? RETURNING id, type")
+        guard let row = try Row.fetchOne(statement, arguments: [id.zoneID.zoneName, id.recordName]) else { return "" }
+        // Its type may be unreadable, so its search text goes whether or not the type has any.
+        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [row[0] as DatabaseValue])
+        return String.fromDatabaseValue(row[1]) ?? ""
     }
 
     func cascadingChildren(of id: RecordID) throws -> [RecordID] {
@@ -251,6 +328,34 @@ final class DataVersionSignal: StorageChangeSignal {
         return last.withLock { previous in
             defer { previous = version }
             return previous != version
+        }
+    }
+}
+
+extension SQLiteStorage {
+    /// The problems `integrityProblems` finds in the file at `path`, opened read-only with no migration.
+    ///
+    /// Opening a database for use refuses a schema Fatchat did not make; this
+    /// only reads, so it can still list what is wrong with such a file, and
+    /// nothing planted in it can run.
+    static func inspect(path: String, assetsDirectory: URL) throws -> [String] {
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(5)
+        do {
+            _ = try FileIdentity.of(path)
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                guard try db.tableExists("fatchat_meta") else {
+                    return ["\(path) is not a Fatchat database"]
+                }
+                return try SQLiteAccess(db: db, assets: assetsDirectory).integrityProblems()
+            }
+        } catch let damage as DamagedRow {
+            throw damage.storeError
+        } catch {
+            throw StoreError.translating(error, path: path)
         }
     }
 }

@@ -77,29 +77,45 @@ enum Schema {
         }
         migrator.registerMigration("v3-partial-field-indexes") { db in
             // Field indexes cover only their own type's records from now on (see `SQLiteAccess.indexField`).
+            // Marks that someone wrote by hand with other types of values get no index.
             for row in try Row.fetchAll(db, sql: "SELECT type, key, options FROM field_mark") {
-                let type: String = row["type"], key: String = row["key"]
-                guard (try? Identifier.checkRecordType(type)) != nil, (try? Identifier.checkFieldKey(key)) != nil else { continue }
+                guard case .string(let type) = (row[0] as DatabaseValue).storage, case .string(let key) = (row[1] as DatabaseValue).storage,
+                      case .int64(let bits) = (row[2] as DatabaseValue).storage,
+                      Identifier.isValid(type), Identifier.isValid(key) else { continue }
                 try SQLiteAccess.indexField(db, key: key, recordType: type, options: [])
-                try SQLiteAccess.indexField(db, key: key, recordType: type, options: FieldIndexOptions(rawValue: row["options"]))
+                try SQLiteAccess.indexField(db, key: key, recordType: type, options: FieldIndexOptions(rawValue: Int(bits)))
             }
         }
         migrator.registerMigration("v4-zone-capabilities") { db in
             // Whether a zone keeps a change log (CloudKit's `fetchChanges` capability); existing zones do.
             try db.execute(sql: "ALTER TABLE zone ADD COLUMN changes INTEGER NOT NULL DEFAULT 1")
         }
+        migrator.registerMigration("v5-subscription-parents") { db in
+            // A subscription may belong to a record, and goes when that record is deleted (see `deleteSubscriptions`).
+            try db.execute(sql: """
+                ALTER TABLE subscription ADD COLUMN parent_zone TEXT;
+                ALTER TABLE subscription ADD COLUMN parent_name TEXT;
+                ALTER TABLE subscription ADD COLUMN parent_created REAL;
+                CREATE INDEX subscription_by_parent ON subscription (parent_zone, parent_name);
+                """)
+            try SQLiteAccess.adoptParents(db)
+        }
         return migrator
     }
 
-    /// Refuses files that are not ours or are newer than this build, then brings ours up to date.
+    /// Refuses files that are not ours or are newer than this build, then brings ours up to date and marks it.
+    ///
+    /// `DatabaseFile.inspect` has already looked at the file without writing;
+    /// these checks repeat on the writer's own connection, in case the file
+    /// changed in between.
     static func prepare(_ writer: any DatabaseWriter, path: String) throws {
         let migrator = self.migrator
-        let state = try writer.read { db -> (foreign: Bool, superseded: Bool, complete: Bool) in
+        let state = try writer.read { db -> (foreign: Bool, superseded: Bool, complete: Bool, marked: Bool) in
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-            let ours = tables.contains("fatchat_meta")
-            let foreign = !tables.isEmpty && !ours && !tables.allSatisfy { $0 == "grdb_migrations" }
-            guard !foreign, try db.tableExists("grdb_migrations") else { return (foreign, false, false) }
-            return (false, try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db))
+            let mark = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let foreign = !tables.contains("fatchat_meta") || (mark != 0 && mark != DatabaseFile.applicationID)
+            guard !foreign, try db.tableExists("grdb_migrations") else { return (foreign, false, false, false) }
+            return (false, try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db), mark == DatabaseFile.applicationID)
         }
         if state.foreign {
             throw StoreError(.badDatabase, "\(path) is an SQLite database, but not a Fatchat one; it was left untouched. Point the container somewhere else.")
@@ -107,12 +123,17 @@ enum Schema {
         if state.superseded {
             throw StoreError(.incompatibleVersion, "\(path) was written by a newer version of Fatchat; upgrade this build to open it. The file was left untouched.")
         }
-        if state.complete { return }
+        if state.complete {
+            // A file an earlier build made gets the mark once, on its first open by this one.
+            if !state.marked { try writer.writeWithoutTransaction { try DatabaseFile.mark($0) } }
+            return
+        }
         // Several processes may open a new file at once. Each migration runs in
         // its own IMMEDIATE transaction, so a loser fails cleanly: check again.
         for attempt in 0..<20 {
             do {
                 try migrator.migrate(writer)
+                try writer.writeWithoutTransaction { try DatabaseFile.mark($0) }
                 return
             } catch {
                 let done = (try? writer.read { try migrator.hasCompletedMigrations($0) }) ?? false

@@ -1,0 +1,52 @@
+import Foundation
+
+/// A real `sqlite3` process that holds the write lock of a database file, as
+/// another user sitting in `BEGIN EXCLUSIVE` would, until the test releases it.
+public final class HeldLock {
+    private let process = Process()
+    private let input = Pipe()
+
+    /// Starts `sqlite3 PATH`, begins an exclusive transaction, and returns once another connection is refused.
+    public init(path: String) async throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [path]
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // It waits for the lock if the probe below happens to hold it at that moment.
+        input.fileHandleForWriting.write(Data(".timeout 20000\nBEGIN EXCLUSIVE;\n".utf8))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if try Self.isLocked(path) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        release()
+        throw WorkerProcess.Failure(description: "sqlite3 did not get the write lock on \(path) within 30 s")
+    }
+
+    deinit { release() }
+
+    /// Whether a write transaction on `path` is refused at once.
+    public static func isLocked(_ path: String) throws -> Bool {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        probe.arguments = [path, "BEGIN IMMEDIATE; ROLLBACK;"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        try probe.run()
+        probe.waitUntilExit()
+        return probe.terminationStatus != 0
+    }
+
+    /// Ends the transaction and the `sqlite3` process.
+    public func release() {
+        guard process.isRunning else { return }
+        input.fileHandleForWriting.write(Data("ROLLBACK;\n.quit\n".utf8))
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    /// Whether `sqlite3` is installed.
+    public static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// The real `sqlite3` command-line tool: how a member of a shared container writes its files behind Fatchat's back.
+public enum SQLiteCLI {
+    /// Why a run of `sqlite3` failed.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Runs `sql` on the database at `path`, optionally as another OS user (`launcher`); throws unless sqlite3 exits 0.
+    public static func run(_ path: String, _ sql: String, launcher: [String] = []) throws {
+        let argv = launcher + ["/usr/bin/sqlite3", path, sql]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: argv[0])
+        process.arguments = Array(argv.dropFirst())
+        let errors = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "sqlite3 exited \(process.terminationStatus): \(text)")
+        }
+    }
+}
