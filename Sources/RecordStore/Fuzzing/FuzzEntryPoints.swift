@@ -20,9 +20,9 @@ import GRDB
         return queue
     }
 
-    /// Reads up to `limit` change-log entries of `db` through the storage's `changes(after:zone:limit:)`; returns how many it read.
+    /// Reads up to `limit` change-log entries of `db` through the storage's `changes(after:zone:limit:)`; returns how many decoded.
     public static func readChanges(in db: Database, limit: Int) throws -> Int {
-        try SQLiteAccess(db: db, assets: assets).changes(after: 0, zone: nil, limit: limit).count
+        try SQLiteAccess(db: db, assets: assets).changes(after: 0, zone: nil, limit: limit).rows.count
     }
 
     /// Runs `query` on `db` through the storage's `records(matching:)`, as a query or subscription would; returns how many records matched.
