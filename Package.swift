@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "ProcessTestKit", path: "Tests/ProcessTestKit"),
         .testTarget(
             name: "RecordStoreTests",
-            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit", "FatchatResources"]
+            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit", "FatchatResources", "FatchatFuzz"]
         ),
         .executableTarget(
             name: "SyncWorker",
@@ -90,6 +90,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FatchatBenchTests", dependencies: ["FatchatBench", "ProcessTestKit"]),
+        // Fuzz targets (issue 11). `swift build` makes a replayer of saved inputs; scripts/fuzz.sh builds the fuzzer.
+        .executableTarget(
+            name: "FatchatFuzz",
+            dependencies: ["RecordStore", "FatchatCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
