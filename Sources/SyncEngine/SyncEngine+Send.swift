@@ -170,7 +170,7 @@ extension SyncEngine {
         let database = container.publicDatabase
         do {
             if let subscription = entry.subscription {
-                try writingToPublic { try database.save(subscription) }
+                _ = try writingToPublic { try database.save(subscription) }
             } else {
                 try writingToPublic { try database.deleteSubscription(withID: String(entry.recordID.recordName.dropFirst(Outbox.subscriptionPrefix.count))) }
             }
