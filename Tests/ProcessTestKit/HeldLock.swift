@@ -7,9 +7,11 @@ public final class HeldLock {
     private let input = Pipe()
 
     /// Starts `sqlite3 PATH`, begins an exclusive transaction, and returns once another connection is refused.
-    public init(path: String) async throws {
+    ///
+    /// `vfs` names SQLite's locking: `unix-dotfile` holds the `PATH.lock` a network-mode container uses.
+    public init(path: String, vfs: String? = nil) async throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path]
+        process.arguments = Self.vfsArguments(vfs) + [path]
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -18,7 +20,7 @@ public final class HeldLock {
         input.fileHandleForWriting.write(Data(".timeout 20000\nBEGIN EXCLUSIVE;\n".utf8))
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            if try Self.isLocked(path) { return }
+            if try Self.isLocked(path, vfs: vfs) { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         release()
@@ -28,10 +30,10 @@ public final class HeldLock {
     deinit { release() }
 
     /// Whether a write transaction on `path` is refused at once.
-    public static func isLocked(_ path: String) throws -> Bool {
+    public static func isLocked(_ path: String, vfs: String? = nil) throws -> Bool {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        probe.arguments = [path, "BEGIN IMMEDIATE; ROLLBACK;"]
+        probe.arguments = vfsArguments(vfs) + [path, "BEGIN IMMEDIATE; ROLLBACK;"]
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
         try probe.run()
@@ -46,6 +48,8 @@ public final class HeldLock {
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
     }
+
+    private static func vfsArguments(_ vfs: String?) -> [String] { vfs.map { ["-vfs", $0] } ?? [] }
 
     /// Whether `sqlite3` is installed.
     public static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") }

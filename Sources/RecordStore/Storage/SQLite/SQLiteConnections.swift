@@ -28,16 +28,20 @@ struct SQLiteSettings: Sendable {
     /// Runs `attempt` again while the database is busy, until the deadline.
     ///
     /// `alsoRetry` names other errors that mean "nothing was done, try again".
+    /// A shorter ``LockPatience/deadline`` set by the caller ends the wait sooner.
     func retryingBusy<T>(beforeRetry: () -> Void = {}, alsoRetry: (DatabaseError) -> Bool = { _ in false },
                          _ attempt: () throws -> T) throws -> T {
         let start = Date()
+        let deadline = min(busyDeadline, LockPatience.deadline ?? busyDeadline)
+        let brief = deadline < busyDeadline
         var pause: UInt32 = 1_000
         while true {
             do {
                 return try attempt()
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED || alsoRetry(error) {
-                if Date().timeIntervalSince(start) > busyDeadline {
-                    throw StoreError.from(error, path: path)
+                if Date().timeIntervalSince(start) > deadline {
+                    guard brief else { throw StoreError.from(error, path: path) }
+                    throw StoreError(.zoneBusy, "\(path) is locked by another process; try again once it is free.")
                 }
                 beforeRetry()
                 usleep(pause + UInt32.random(in: 0...pause))
