@@ -35,7 +35,7 @@ extension ChatScreen {
             state.status.pendingCount = status.pending
             state.status.failedCount = status.failed
             waitingSince = status.waitingSince
-            state.status.syncState = status.online ? "online" : "offline: \(status.pending) queued"
+            engineState = status.online ? "online" : "offline: \(status.pending) queued"
             describeWait()
         case .reload:
             if let name = session.current { select(name) }
@@ -44,10 +44,15 @@ extension ChatScreen {
         }
     }
 
-    /// While a write is held up, the status line says so, and for how long; `tick` keeps the count going.
+    /// While a write or a channel's history is held up, the status line says so; `tick` keeps the count going.
     func describeWait(now: Date = Date()) {
-        guard let waitingSince else { return }
-        state.status.syncState = "waiting for the database: locked for \(max(0, Int(now.timeIntervalSince(waitingSince)))) s"
+        if let waitingSince {
+            state.status.syncState = "waiting for the database: locked for \(max(0, Int(now.timeIntervalSince(waitingSince)))) s"
+        } else if lockedChannel != nil {
+            state.status.syncState = "waiting for the database: locked"
+        } else {
+            state.status.syncState = engineState
+        }
     }
 
     private func mark(_ id: RecordID, _ delivery: MessageItem.Delivery) {

@@ -65,6 +65,12 @@ extension ChatScreen {
     func select(_ name: ChannelName) {
         do {
             try open(name)
+            if lockedChannel != nil {
+                lockedChannel = nil
+                describeWait()
+            }
+        } catch where Self.isLocked(error) {
+            waitForLock(toShow: name)
         } catch {
             notice("error: \(Self.describe(error))")
         }

@@ -45,6 +45,10 @@ public final class ChatScreen {
     var noticeCounter = 0
     /// Since when the engine's write to the shared file has been held up, if it is.
     var waitingSince: Date?
+    /// The engine's state in words, for the status line when nothing is held up.
+    var engineState = "connecting"
+    /// The channel whose history a lock on the shared file kept from being read; retried every tick.
+    var lockedChannel: ChannelName?
     public internal(set) var width: Int
     public internal(set) var height: Int
     /// Set once the user asked to quit.
@@ -60,7 +64,7 @@ public final class ChatScreen {
         self.width = width
         self.height = height
         state.myHandle = client.handle
-        state.status = StatusInfo(handle: client.handle, syncState: "connecting")
+        state.status = StatusInfo(handle: client.handle, syncState: engineState)
         state.helpText = HelpText.bundled
         channels = try client.joinedChannels()
         if channels.isEmpty {
@@ -103,6 +107,7 @@ public final class ChatScreen {
     public func tick(now: Date = Date()) {
         state.now = now
         if let banner = state.banner, banner.expiresAt <= now { state.banner = nil }
+        retryLockedChannel()
         describeWait(now: now)
         markCurrentReadIfAtBottom()
     }

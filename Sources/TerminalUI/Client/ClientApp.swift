@@ -1,5 +1,6 @@
 import FatchatCore
 import Foundation
+import RecordStore
 import SyncEngine
 import Synchronization
 
@@ -21,7 +22,14 @@ public enum ClientApp {
     /// opens it while this one shows the wait and keeps the typed keys, which
     /// reach the chat once it is open. On the way out the engine gets a moment
     /// to finish; a write still held up is left to the exit, as the outbox keeps it.
+    ///
+    /// Reads made on this thread give up on a locked file at once
+    /// (``LockPatience/brief(_:)``): the screen says so and tries again, instead of freezing.
     public static func run(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
+        try LockPatience.brief { try runBriefly(client: client, options: options) }
+    }
+
+    private static func runBriefly(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
         takeSignalsOnThisThread()
         let terminal = try CursesTerminal()
         let engine = client.engine
@@ -44,6 +52,8 @@ public enum ClientApp {
                 for input in opening.typed { made.handle(input) }
                 for event in opening.events { made.handle(event) }
                 screen = made
+            } catch where ChatScreen.isLocked(error) {
+                // Tried again at the next key or tick; the wait stays on screen meanwhile.
             } catch {
                 failure = error
             }
