@@ -107,7 +107,7 @@ final class LocalConnections: SQLiteConnections {
         let identity = try FileIdentity.ifPresent(settings.path)
         return try state.withLock { state in
             if let state = state, state.inode == identity { return state.pool }
-            guard let identity else {
+            guard identity != nil else {
                 state = nil
                 throw StoreError(.serviceUnavailable, "\(settings.path) is not there; the container may be unmounted or moved. Changes wait until it is back.")
             }
