@@ -38,9 +38,6 @@ final class ChangeWatcher: Sendable {
         close(wakeWrite)
     }
 
-    /// Whether inotify is watching; if not, only the timer wakes the engine.
-    var usesInotify: Bool { inotify >= 0 }
-
     /// Makes the current or next `wait` return at once.
     func wake() {
         var byte: UInt8 = 1

@@ -1,13 +1,12 @@
 import Foundation
 import Synchronization
 
-/// A queue of events with two ways to wait: `await next()`, or `poll()` on
-/// `descriptor`, which is readable exactly while events are waiting.
+/// A queue of events to wait for with `poll()` on `descriptor`, which is
+/// readable exactly while events are waiting.
 final class EventQueue<Element: Sendable>: Sendable {
     private struct State {
         var buffer: [Element] = []
         var head = 0
-        var waiters: [CheckedContinuation<Element?, Never>] = []
         var finished = false
 
         var isEmpty: Bool { head == buffer.count }
@@ -43,16 +42,13 @@ final class EventQueue<Element: Sendable>: Sendable {
         close(writeEnd)
     }
 
-    /// Adds an event, handing it straight to an `await`ing consumer if there is one.
+    /// Adds an event, unless the queue is finished.
     func push(_ element: Element) {
-        let waiter: CheckedContinuation<Element?, Never>? = state.withLock { state in
-            if state.finished { return nil }
-            if !state.waiters.isEmpty { return state.waiters.removeFirst() }
+        state.withLock { state in
+            if state.finished { return }
             state.buffer.append(element)
             if state.buffer.count - state.head == 1 { signal() }
-            return nil
         }
-        waiter?.resume(returning: element)
     }
 
     /// The oldest waiting event, or `nil` at once if there is none.
@@ -64,30 +60,9 @@ final class EventQueue<Element: Sendable>: Sendable {
         }
     }
 
-    /// The oldest event, waiting for one if needed; `nil` once the queue is finished.
-    func next() async -> Element? {
-        await withCheckedContinuation { continuation in
-            let ready: Element?? = state.withLock { state in
-                if let element = state.removeFirst() {
-                    if state.isEmpty { drain() }
-                    return .some(element)
-                }
-                if state.finished { return .some(nil) }
-                state.waiters.append(continuation)
-                return .none
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-
-    /// Ends the queue: waiting consumers get `nil`, later pushes are dropped.
+    /// Ends the queue: later pushes are dropped.
     func finish() {
-        let waiters = state.withLock { state in
-            state.finished = true
-            defer { state.waiters.removeAll() }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: nil) }
+        state.withLock { $0.finished = true }
     }
 
     private func signal() {

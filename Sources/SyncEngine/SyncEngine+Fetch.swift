@@ -58,14 +58,35 @@ extension SyncEngine {
         try container.privateDatabase.save(record, savePolicy: .allKeys)
     }
 
+    /// Fetches everything since the last pass and emits its events before it returns, then saves the position.
+    ///
+    /// For an engine whose `automaticallySync` is off, as a test steps it. With
+    /// no saved position and `startFromBeginning` off, the first pass only
+    /// takes the position "now": what is committed after it, the next pass
+    /// delivers. Throws what stopped the pass, after emitting the status that
+    /// says the engine is offline.
+    public func fetchOnce() throws {
+        do {
+            try fetchAll()
+            reportStatus(online: true, reason: nil, recount: false)
+        } catch {
+            reportStatus(online: false, reason: Self.reason(error), recount: false)
+            throw error
+        }
+        flushToken()
+    }
+
+    /// What a status says about a failure.
+    static func reason(_ error: any Error) -> String {
+        (error as? StoreError)?.message ?? "\(error)"
+    }
+
     /// Waits for changes and fetches them, until the engine stops.
     func fetchLoop() {
         var signal: ChangeSignal?
-        var token = configuration.resumeFromSavedToken ? savedToken() : nil
         var needsFetch = true
         var wake = ChangeWatcher.Wake.woken
         var recheck = Recheck()
-        var delivered = DeliveredVersions()
         while isRunning {
             do {
                 if signal == nil { signal = try container.publicDatabase.makeChangeSignal() }
@@ -73,18 +94,14 @@ extension SyncEngine {
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
                 if needsFetch {
-                    try fetchAll(&token, delivered: &delivered)
+                    try fetchAll()
                     needsFetch = false
                     reportStatus(online: true, reason: nil, recount: false)
                 }
-            } catch let error as StoreError {
-                signal = nil
-                needsFetch = true
-                reportStatus(online: false, reason: error.message, recount: false)
             } catch {
                 signal = nil
                 needsFetch = true
-                reportStatus(online: false, reason: "\(error)", recount: false)
+                reportStatus(online: false, reason: Self.reason(error), recount: false)
             }
             if !isRunning { break }
             // Quiet after a burst: save what the token throttle held back, after a short wait for more.
@@ -95,13 +112,23 @@ extension SyncEngine {
         flushToken()
     }
 
-    /// Fetches every batch after `token` and emits its events; `token` moves past each batch as soon as it is delivered.
+    /// Fetches every batch after the cursor's token and emits its events; the token moves past each batch as soon as it is delivered.
     ///
-    /// `token` is the loop's own, and is updated even when this throws part way:
-    /// a retry after a failure must start after what was already emitted, or
-    /// every retry would deliver the same batch again. (A subscription row that
-    /// did not decode once made every engine re-deliver one batch per wake-up,
-    /// and its own reads woke it: one post became thousands of events.)
+    /// The token is updated even when this throws part way: a retry after a
+    /// failure must start after what was already emitted, or every retry would
+    /// deliver the same batch again. (A subscription row that did not decode
+    /// once made every engine re-deliver one batch per wake-up, and its own
+    /// reads woke it: one post became thousands of events.)
+    private func fetchAll() throws {
+        try fetchCursor.withLock { cursor in
+            if !cursor.started {
+                cursor.token = configuration.resumeFromSavedToken ? savedToken() : nil
+                cursor.started = true
+            }
+            try fetchAll(&cursor.token, delivered: &cursor.delivered)
+        }
+    }
+
     private func fetchAll(_ token: inout ChangeToken?, delivered: inout DeliveredVersions) throws {
         if token == nil, !configuration.startFromBeginning {
             let now = try container.publicDatabase.currentChangeToken()
@@ -137,7 +164,7 @@ extension SyncEngine {
     /// Fetches and delivers batches from `token` (the beginning when `nil`) until no more are coming.
     private func fetchBatches(_ token: inout ChangeToken?, delivered: inout DeliveredVersions) throws {
         let database = container.publicDatabase
-        while isRunning {
+        while passGoesOn {
             var batch: ChangeBatch
             do {
                 batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize)

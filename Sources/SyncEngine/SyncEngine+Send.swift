@@ -55,31 +55,46 @@ extension SyncEngine {
         }
     }
 
-    // MARK: The send loop
+    // MARK: Sending
+
+    /// Sends everything pending, batch by batch, and emits what each batch sent or what failed for good, before it returns.
+    ///
+    /// For an engine whose `automaticallySync` is off, as a test steps it.
+    /// Throws the failure that stopped it, after settling and reporting what
+    /// went before it and emitting the status that says the engine is offline.
+    public func sendOnce() throws {
+        var settlement = Settlement()
+        while true {
+            let step = sendStep(&settlement)
+            if let failure = step.failure { throw failure }
+            if !step.progressed { return }
+        }
+    }
+
+    /// Sends one batch and settles what is due; on a failure, settles what went before it and reports the engine offline.
+    /// Whatever the settlement still holds is settled once a step finds nothing more to send.
+    private func sendStep(_ settlement: inout Settlement) -> (progressed: Bool, failure: (any Error)?) {
+        do {
+            let progressed = try sendBatch(adding: &settlement)
+            if !settlement.isEmpty, !progressed || settlement.isDue { try settle(&settlement) }
+            stoppingFailure.withLock { $0 = nil }
+            return (progressed, nil)
+        } catch {
+            if let error = error as? StoreError { stoppingFailure.withLock { $0 = error.isTransient ? nil : error } }
+            // What was sent before the failure is still settled, and reported.
+            if !settlement.isEmpty { try? settle(&settlement) }
+            reportStatus(online: false, reason: Self.reason(error))
+            return (false, error)
+        }
+    }
 
     func sendLoop() {
         var backoff = configuration.initialBackoff
         var settlement = Settlement()
         while isRunning {
-            var progressed = false
-            var failure: String?
-            do {
-                progressed = try sendBatch(adding: &settlement)
-                if !settlement.isEmpty, !progressed || settlement.isDue { try settle(&settlement) }
-                stoppingFailure.withLock { $0 = nil }
-            } catch let error as StoreError {
-                failure = error.message
-                stoppingFailure.withLock { $0 = error.isTransient ? nil : error }
-            } catch {
-                failure = "\(error)"
-            }
-            if let failure {
-                // What was sent before the failure is still settled, and reported.
-                if !settlement.isEmpty { try? settle(&settlement) }
-                reportStatus(online: false, reason: failure)
-            }
-            let delay = failure != nil ? backoff : progressed ? 0 : 5
-            backoff = failure != nil ? min(backoff * 2, configuration.maximumBackoff) : configuration.initialBackoff
+            let step = sendStep(&settlement)
+            let delay = step.failure != nil ? backoff : step.progressed ? 0 : 5
+            backoff = step.failure != nil ? min(backoff * 2, configuration.maximumBackoff) : configuration.initialBackoff
             idle.lock()
             idle.broadcast()
             idle.unlock()

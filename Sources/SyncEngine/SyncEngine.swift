@@ -32,6 +32,9 @@ public final class SyncEngine: Sendable {
         public var alertStrings = AlertStrings()
         /// Called when the saved token has expired, to refetch what the app needs.
         public var refetch: (@Sendable (RecordDatabase) throws -> [Record])?
+        /// Fetch and send on the engine's own threads; when false, only `fetchOnce()` and `sendOnce()` do,
+        /// so that a test steps the engine by hand and waits on what a pass emitted, not on time.
+        public var automaticallySync = true
 
         public init() {}
     }
@@ -47,6 +50,8 @@ public final class SyncEngine: Sendable {
     let loops = DispatchGroup()
     let lastStatus = Mutex<SyncStatus?>(nil)
     let fetchState = Mutex(FetchState())
+    /// Where fetching has got to; held for the whole of a pass, so passes never overlap.
+    let fetchCursor = Mutex(FetchCursor())
     let idle = NSCondition()
     /// When the public write under way began; changed only while holding `writeWatch`.
     let publicWrite = Mutex<Date?>(nil)
@@ -68,10 +73,13 @@ public final class SyncEngine: Sendable {
     // MARK: Lifecycle
 
     /// Starts the fetch and send loops, and the watch on held-up writes, each on its own thread.
+    ///
+    /// With `automaticallySync` off, only the watch starts: fetching and sending wait for `fetchOnce()` and `sendOnce()`.
     public func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        for (name, loop) in [("fatchat.sync.fetch", fetchLoop), ("fatchat.sync.send", sendLoop),
-                             ("fatchat.sync.watch", watchLoop)] as [(String, @Sendable () -> Void)] {
+        let syncLoops: [(String, @Sendable () -> Void)] = configuration.automaticallySync
+            ? [("fatchat.sync.fetch", fetchLoop), ("fatchat.sync.send", sendLoop)] : []
+        for (name, loop) in syncLoops + [("fatchat.sync.watch", watchLoop)] {
             loops.enter()
             let thread = Thread { [loops] in
                 Self.leaveSignalsToTheMainThread()
@@ -92,7 +100,7 @@ public final class SyncEngine: Sendable {
         pthread_sigmask(SIG_BLOCK, &signals, nil)
     }
 
-    /// Stops the loops and ends the event sequence, waiting at most `timeout` seconds
+    /// Stops the loops and finishes the event queue, waiting at most `timeout` seconds
     /// for them; returns whether they ended.
     ///
     /// A loop inside a write that another process's lock holds up is left to
@@ -113,6 +121,9 @@ public final class SyncEngine: Sendable {
 
     var isRunning: Bool { running.load(ordering: .sequentiallyConsistent) }
 
+    /// Whether a pass should go on: a loop's until the engine stops; one the caller steps by hand, to its end.
+    var passGoesOn: Bool { !configuration.automaticallySync || isRunning }
+
     // MARK: Events
 
     /// A descriptor that is readable while events are waiting; pass it to `poll()`.
@@ -121,13 +132,7 @@ public final class SyncEngine: Sendable {
     /// The next waiting event, or `nil` at once if none is waiting.
     public func nextEvent() -> SyncEvent? { events.pop() }
 
-    /// The events as an async sequence; it ends when the engine stops.
-    public var eventStream: SyncEvents { SyncEvents(engine: self) }
-
     func emit(_ event: SyncEvent) { events.push(event) }
-
-    /// Asks the fetch loop to check for changes now.
-    public func fetchNow() { watcher.wake() }
 
     /// Tells the app of each damaged row this process skips, those skipped so far first, as
     /// ``SyncEvent/damagedRowSkipped(_:)`` events instead of on standard error: for an app
@@ -137,16 +142,12 @@ public final class SyncEngine: Sendable {
     }
 }
 
-/// The engine's events, one at a time, as an `AsyncSequence`.
-public struct SyncEvents: AsyncSequence, Sendable {
-    let engine: SyncEngine
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let engine: SyncEngine
-        public mutating func next() async -> SyncEvent? { await engine.events.next() }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(engine: engine) }
+/// Where fetching stands between passes: the position reached, and the record versions delivered lately.
+struct FetchCursor: Sendable {
+    /// Whether `token` was read from the saved one yet; that happens on the first pass.
+    var started = false
+    var token: ChangeToken?
+    var delivered = DeliveredVersions()
 }
 
 /// What the fetch loop keeps between batches: the token not yet saved, and the cached subscriptions.

@@ -4,13 +4,10 @@ import Foundation
 public enum SyncError: Error, CustomStringConvertible, Sendable {
     /// A system call failed.
     case system(String, Int32)
-    /// The engine was used in a way it does not support.
-    case misuse(String)
 
     public var description: String {
         switch self {
         case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
-        case .misuse(let message): message
         }
     }
 }

@@ -25,6 +25,17 @@ struct EndToEndTests {
         SharedContainerFixture.objects(process)
     }
 
+    /// The first message in `channel` whose text passes `matches`, read again until one is there or 30 s pass.
+    private func relayed(to channel: String, in container: String, _ matches: (String) -> Bool) async throws -> [String: Any]? {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            let messages = objects(try await fatchat(Self.alice, ["read", "--container", container, channel, "--json"]))
+            if let found = messages.first(where: { ($0["text"] as? String).map(matches) == true }) { return found }
+            if ContinuousClock.now >= deadline { return nil }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
     /// A bot that keeps running, with its stdin held open by the test.
     private func runningBot(_ user: String, _ arguments: [String]) throws -> (WorkerProcess, Pipe) {
         try SharedContainerFixture.runningBot(user, arguments)
@@ -132,17 +143,12 @@ struct EndToEndTests {
         let pipeline = try WorkerProcess("pipeline", executable: "fatchat", [container],
                                          launcher: OSUsers.launcher(for: Self.bob) + ["/bin/sh", "-c", script], input: input.fileHandleForReading)
         defer { pipeline.killIfRunning() }
-        try await Task.sleep(for: .seconds(1))
+        // The first bot says it joined #source once its engine runs; that line, relayed, shows the pipe is up.
+        let joined = try await relayed(to: "relay", in: container) { $0.contains("Now talking in #source") }
+        #expect(joined?["from"] as? String == Self.bob, "the pipeline started: \(pipeline.errorText)")
         try await fatchat(Self.alice, ["post", "--container", container, "source", "through the pipe"])
 
-        let deadline = ContinuousClock.now + .seconds(30)
-        var relayed: [[String: Any]] = []
-        while ContinuousClock.now < deadline {
-            relayed = objects(try await fatchat(Self.alice, ["read", "--container", container, "relay", "--json"]))
-            if relayed.contains(where: { ($0["text"] as? String)?.contains("through the pipe") == true }) { break }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        let line = relayed.first { ($0["text"] as? String)?.contains("through the pipe") == true }
+        let line = try await relayed(to: "relay", in: container) { $0.contains("through the pipe") }
         #expect(line?["text"] as? String != nil)
         #expect((line?["text"] as? String)?.contains("#source <\(Self.alice)> through the pipe") == true)
         #expect(line?["from"] as? String == Self.bob)

@@ -19,10 +19,9 @@ import Testing
     /// Starts an engine on `container`, and lets it take its starting token before anything is written.
     private func started(_ container: Container) throws -> (SyncEngine, EventCollector) {
         let engine = try SyncEngine(container: container, configuration: .testing())
+        try engine.fetchOnce()
         engine.start()
-        var collector = EventCollector(engine: engine)
-        _ = collector.collect(timeout: 0.3) { _ in false }
-        return (engine, collector)
+        return (engine, EventCollector(engine: engine))
     }
 
     /// The notifications among `events`, by record name.

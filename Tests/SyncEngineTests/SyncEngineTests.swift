@@ -7,11 +7,11 @@ import Testing
     @Test func anotherContainersCommitArrivesAsAnEventOnTheDescriptor() throws {
         let dir = try TemporaryDirectory()
         let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
+        // The engine takes its starting position before anything is written; the loop goes on from there.
+        try engine.fetchOnce()
         engine.start()
         defer { engine.stop() }
-        // Let the engine take its starting token before anything is written.
         var collector = EventCollector(engine: engine)
-        _ = collector.collect(timeout: 0.3) { _ in false }
 
         let writer = try dir.container(user: "writer")
         var note = Record(recordType: "Note", recordID: RecordID(recordName: "hello"))
@@ -23,20 +23,41 @@ import Testing
         #expect(collector.collect(timeout: 10) { deletedNames($0).contains("hello") })
     }
 
-    @Test func eventsAlsoArriveAsAnAsyncSequence() async throws {
+    @Test func aSteppedEngineHasEmittedWhatItsPassFetchedWhenTheCallReturns() throws {
         let dir = try TemporaryDirectory()
-        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .stepped())
         engine.start()
         defer { engine.stop() }
-        try await Task.sleep(for: .milliseconds(300))
+        try engine.fetchOnce()
         let writer = try dir.container(user: "writer")
-        try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "async")))
-        var names: [String] = []
-        for await event in engine.eventStream {
-            if case .recordsChanged(let records) = event { names += records.map(\.recordID.recordName) }
-            if names.contains("async") { break }
-        }
-        #expect(names == ["async"])
+        try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "stepped")))
+        var collector = EventCollector(engine: engine)
+        collector.drain()
+        #expect(changedNames(collector.received).isEmpty, "nothing fetches until the test steps the engine")
+
+        try engine.fetchOnce()
+        var descriptor = [pollfd(fd: engine.eventDescriptor, events: Int16(POLLIN), revents: 0)]
+        #expect(poll(&descriptor, 1, 0) == 1, "the descriptor is readable at once")
+        collector.drain()
+        #expect(changedNames(collector.received) == ["stepped"])
+    }
+
+    @Test func aSteppedEngineSendsOnlyWhenToldAndReportsItBeforeReturning() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        let engine = try SyncEngine(container: container, configuration: .stepped())
+        engine.start()
+        defer { engine.stop() }
+        let message = Record(recordType: "Message", recordID: RecordID(recordName: "stepped-send"))
+        try engine.send(saving: [message])
+        #expect(try engine.state(of: message.recordID) == .pending)
+
+        try engine.sendOnce()
+        #expect(try engine.state(of: message.recordID) == .sent)
+        #expect((try? container.publicDatabase.record(for: message.recordID)) != nil)
+        var collector = EventCollector(engine: engine)
+        collector.drain()
+        #expect(collector.received.contains { if case .sent(let saved, _) = $0 { saved.map(\.recordID) == [message.recordID] } else { false } })
     }
 
     @Test func sendingGoesThroughTheOutboxAndArrives() throws {
@@ -165,11 +186,8 @@ import Testing
     @Test func afterARestartItReportsWhatArrivedWhileAway() throws {
         let dir = try TemporaryDirectory()
         do {
-            let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
-            engine.start()
-            var collector = EventCollector(engine: engine)
-            _ = collector.collect(timeout: 0.5) { _ in false }
-            engine.stop()
+            let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .stepped())
+            try engine.fetchOnce()
         }
         let writer = try dir.container(user: "writer")
         try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "while-away")))
@@ -186,11 +204,8 @@ import Testing
         var options = Container.Options(privateDataDirectory: dir.path("private-reader"))
         options.changeHistoryLimit = 5
         do {
-            let engine = try SyncEngine(container: try Container(url: dir.path("container"), options: options), configuration: .testing())
-            engine.start()
-            var collector = EventCollector(engine: engine)
-            _ = collector.collect(timeout: 0.5) { _ in false }
-            engine.stop()
+            let engine = try SyncEngine(container: try Container(url: dir.path("container"), options: options), configuration: .stepped())
+            try engine.fetchOnce()
         }
         var writerOptions = options
         writerOptions.privateDataDirectory = dir.path("private-writer")
@@ -217,13 +232,11 @@ import Testing
             subscriptionID: "greetings", recordType: "Message", predicate: try QueryPredicate(format: "text BEGINSWITH %@", "hi"),
             options: [.firesOnRecordCreation, .firesOnce],
             notificationInfo: NotificationInfo(alertLocalizationKey: "greet", alertLocalizationArgs: ["from", "text"], shouldBadge: true)))
-        var configuration = SyncEngine.Configuration.testing()
+        var configuration = SyncEngine.Configuration.stepped()
         configuration.alertStrings = AlertStrings(["greet": "%@ says %@"])
         let engine = try SyncEngine(container: reader, configuration: configuration)
-        engine.start()
-        defer { engine.stop() }
+        try engine.fetchOnce()
         var collector = EventCollector(engine: engine)
-        _ = collector.collect(timeout: 0.3) { _ in false }
 
         let writer = try dir.container(user: "writer")
         for (name, text) in [("m1", "hello"), ("m2", "hi there"), ("m3", "hi again")] {
@@ -232,10 +245,12 @@ import Testing
             message["text"] = .string(text)
             try writer.publicDatabase.save(message)
         }
+        try engine.fetchOnce()
         #expect(collector.collect(timeout: 10) { events in
             changedNames(events).contains("m3") && events.contains { if case .notification = $0 { true } else { false } }
         })
-        _ = collector.collect(timeout: 0.5) { _ in false }  // anything a second firing would add
+        try engine.fetchOnce()
+        collector.drain()  // anything a second pass would add
         let notifications = collector.received.compactMap { event -> SubscriptionNotification? in
             if case .notification(let n) = event { return n }
             return nil

@@ -30,6 +30,13 @@ extension SyncEngine.Configuration {
         configuration.maximumBackoff = 0.2
         return configuration
     }
+
+    /// An engine that fetches and sends only when the test calls `fetchOnce()` or `sendOnce()`.
+    static func stepped(client: String = "test") -> SyncEngine.Configuration {
+        var configuration = testing(client: client)
+        configuration.automaticallySync = false
+        return configuration
+    }
 }
 
 /// Collects events from an engine's descriptor, the way a poll() loop would.
@@ -45,9 +52,14 @@ struct EventCollector {
             if remaining <= 0 { return false }
             var fds = [pollfd(fd: engine.eventDescriptor, events: Int16(POLLIN), revents: 0)]
             _ = poll(&fds, 1, Int32(remaining * 1000) + 1)
-            while let event = engine.nextEvent() { received.append(event) }
+            drain()
         }
         return true
+    }
+
+    /// Takes whatever is waiting, without waiting: what a pass the test stepped has emitted.
+    mutating func drain() {
+        while let event = engine.nextEvent() { received.append(event) }
     }
 }
 
