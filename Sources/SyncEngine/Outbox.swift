@@ -55,14 +55,13 @@ public enum OutgoingChange: Sendable {
 /// The durable outbox: a custom zone of the private database, one record per target record.
 ///
 /// A later change to the same target replaces the earlier one, so that an
-/// edit before sending sends only the final text. The target's fields are kept
-/// under `f_<key>`, which also keeps its assets in the private database until
-/// they are sent. References point into the public database, so they are kept
-/// as `"action:name"` strings, and their keys listed in `refKeys`.
+/// edit before sending sends only the final text. A save keeps the record as
+/// one ``PendingRecord`` text under `record`, and its assets under `assets`,
+/// so that the private database holds their files until they are sent.
+/// Entries that older builds queued keep their own form (see `Outbox+Legacy.swift`).
 struct Outbox: Sendable {
     static let zone = ZoneID(zoneName: "fatchatOutbox")
-    private static let itemType = "OutboxItem"
-    private static let fieldPrefix = "f_"
+    static let itemType = "OutboxItem"
 
     let database: RecordDatabase
 
@@ -93,10 +92,10 @@ struct Outbox: Sendable {
             var item: Record
             switch change {
             case .save(let record, let savePolicy):
-                item = saveItem(record)
+                item = try saveItem(record)
                 if savePolicy != .ifServerRecordUnchanged { item["policy"] = .string(savePolicy.rawValue) }
             case .create(let record):
-                item = saveItem(record)
+                item = try saveItem(record)
                 item["createOnly"] = 1
             case .delete(let id):
                 item = Record(recordType: Self.itemType, recordID: itemID(id))
@@ -126,21 +125,13 @@ struct Outbox: Sendable {
     }
 
     /// The outbox record that holds a save of `record`.
-    private func saveItem(_ record: Record) -> Record {
+    private func saveItem(_ record: Record) throws -> Record {
         var item = Record(recordType: Self.itemType, recordID: itemID(record.recordID))
         item["op"] = .string(OutboxEntry.Operation.save.rawValue)
         item["type"] = .string(record.recordType)
-        if let tag = record.recordChangeTag { item["tag"] = .string(tag) }
-        var referenceKeys: [FieldValue] = []
-        for (key, value) in record.fields {
-            if let kept = Self.keptReference(value) {
-                item[Self.fieldPrefix + key] = kept
-                referenceKeys.append(.string(key))
-            } else {
-                item[Self.fieldPrefix + key] = value
-            }
-        }
-        if !referenceKeys.isEmpty { item["refKeys"] = .list(referenceKeys) }
+        var assets: [Asset] = []
+        item["record"] = .string(try PendingRecord(record, assets: &assets).text(for: record.recordID))
+        if !assets.isEmpty { item["assets"] = .list(assets.map(FieldValue.asset)) }
         return item
     }
 
@@ -227,32 +218,6 @@ struct Outbox: Sendable {
         return entry(item)
     }
 
-    /// A reference (or list of them) as strings that the private database will not try to resolve.
-    private static func keptReference(_ value: FieldValue) -> FieldValue? {
-        func kept(_ reference: Reference) -> FieldValue { .string("\(reference.action.rawValue):\(reference.recordID.recordName)") }
-        switch value {
-        case .reference(let reference):
-            return kept(reference)
-        case .list(let items) where !items.isEmpty && items.allSatisfy({ $0.referenceValue != nil }):
-            return .list(items.compactMap(\.referenceValue).map(kept))
-        default:
-            return nil
-        }
-    }
-
-    private static func restoredReference(_ value: FieldValue) -> FieldValue {
-        func restored(_ text: String) -> FieldValue {
-            let parts = text.split(separator: ":", maxSplits: 1)
-            let action = parts.first.flatMap { Reference.Action(rawValue: String($0)) } ?? .none
-            return .reference(Reference(recordID: RecordID(recordName: parts.count == 2 ? String(parts[1]) : text), action: action))
-        }
-        switch value {
-        case .string(let text): return restored(text)
-        case .list(let items): return .list(items.compactMap(\.stringValue).map(restored))
-        default: return value
-        }
-    }
-
     private func itemID(_ target: RecordID) -> RecordID {
         RecordID(recordName: target.recordName, zoneID: Self.zone)
     }
@@ -263,14 +228,13 @@ struct Outbox: Sendable {
         let type = item["type"]?.stringValue ?? ""
         var record: Record?
         if op == .save {
-            var fields: [String: FieldValue] = [:]
-            let referenceKeys = Set(item["refKeys"]?.listValue?.compactMap(\.stringValue) ?? [])
-            for key in item.allKeys where key.hasPrefix(Self.fieldPrefix) {
-                let name = String(key.dropFirst(Self.fieldPrefix.count))
-                guard let value = item[key] else { continue }
-                fields[name] = referenceKeys.contains(name) ? Self.restoredReference(value) : value
+            if let text = item["record"]?.stringValue {
+                let assets = item["assets"]?.listValue?.compactMap(\.assetValue) ?? []
+                guard let kept = PendingRecord(text: text)?.record(type: type, id: target, assets: assets) else { return nil }
+                record = kept
+            } else {
+                record = Self.legacyRecord(item, type: type, id: target)
             }
-            record = Record(recordType: type, recordID: target, fields: fields, changeTag: item["tag"]?.stringValue)
         }
         let state: OutboxState
         if item["state"]?.stringValue == "failed" {
