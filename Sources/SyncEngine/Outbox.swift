@@ -56,8 +56,9 @@ public enum OutgoingChange: Sendable {
 ///
 /// A later change to the same target replaces the earlier one, so that an
 /// edit before sending sends only the final text. A save keeps the record as
-/// one ``PendingRecord`` text under `record`, and its assets under `assets`,
-/// so that the private database holds their files until they are sent.
+/// one ``PendingRecord`` text under `record`, with its assets under `assets`
+/// (so that the private database holds their files until they are sent) and
+/// its bytes under `bytes`.
 /// Entries that older builds queued keep their own form (see `Outbox+Legacy.swift`).
 struct Outbox: Sendable {
     static let zone = ZoneID(zoneName: "fatchatOutbox")
@@ -129,9 +130,10 @@ struct Outbox: Sendable {
         var item = Record(recordType: Self.itemType, recordID: itemID(record.recordID))
         item["op"] = .string(OutboxEntry.Operation.save.rawValue)
         item["type"] = .string(record.recordType)
-        var assets: [Asset] = []
-        item["record"] = .string(try PendingRecord(record, assets: &assets).text(for: record.recordID))
-        if !assets.isEmpty { item["assets"] = .list(assets.map(FieldValue.asset)) }
+        var sidecar = PendingRecord.Sidecar()
+        item["record"] = .string(try PendingRecord(record, sidecar: &sidecar).text(for: record.recordID))
+        if !sidecar.assets.isEmpty { item["assets"] = .list(sidecar.assets.map(FieldValue.asset)) }
+        if !sidecar.bytes.isEmpty { item["bytes"] = .list(sidecar.bytes.map(FieldValue.bytes)) }
         return item
     }
 
@@ -229,8 +231,9 @@ struct Outbox: Sendable {
         var record: Record?
         if op == .save {
             if let text = item["record"]?.stringValue {
-                let assets = item["assets"]?.listValue?.compactMap(\.assetValue) ?? []
-                guard let kept = PendingRecord(text: text)?.record(type: type, id: target, assets: assets) else { return nil }
+                let sidecar = PendingRecord.Sidecar(assets: item["assets"]?.listValue?.compactMap(\.assetValue) ?? [],
+                                                    bytes: item["bytes"]?.listValue?.compactMap(\.bytesValue) ?? [])
+                guard let kept = PendingRecord(text: text)?.record(type: type, id: target, sidecar: sidecar) else { return nil }
                 record = kept
             } else {
                 record = Self.legacyRecord(item, type: type, id: target)

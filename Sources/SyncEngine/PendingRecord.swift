@@ -4,10 +4,12 @@ import RecordStore
 /// A record waiting in the outbox, in the one form the outbox keeps it in: JSON text, decoded only to be sent.
 ///
 /// The private database then never reads the record's fields, so references
-/// into the public database stay as they are. Assets are the exception: the
-/// outbox record keeps them beside the text as real assets, so that the
-/// private database holds a copy of each file until it is sent, and the text
-/// names each by its place in that list.
+/// into the public database stay as they are. Two kinds of value are kept
+/// beside the text instead, in a ``Sidecar``, and the text names each by its
+/// place there: assets, so that the private database holds a copy of each
+/// file until it is sent; and bytes, which as base64 text would grow by a
+/// third and could push a record the public database takes past the size
+/// limit of the outbox record.
 ///
 /// The record's type is not in the text: the outbox record keeps it under `type`, for deletes too.
 struct PendingRecord: Codable, Sendable {
@@ -23,18 +25,26 @@ struct PendingRecord: Codable, Sendable {
 
     /// A value that is not a list; lists do not nest.
     enum Scalar: Codable, Sendable {
-        case string(String), int64(Int64), double(Double), bytes(Data), date(Date)
+        case string(String), int64(Int64), double(Double), date(Date)
         case location(Location), reference(Reference)
-        /// An asset, by its place in the outbox record's list of assets.
+        /// Bytes, by their place in the sidecar.
+        case bytes(Int)
+        /// An asset, by its place in the sidecar.
         case asset(Int)
     }
 
-    /// Takes `record` apart, appending its assets to `assets`.
-    init(_ record: Record, assets: inout [Asset]) throws {
+    /// The values the outbox record keeps in fields of their own, beside the text.
+    struct Sidecar: Sendable {
+        var assets: [Asset] = []
+        var bytes: [Data] = []
+    }
+
+    /// Takes `record` apart, appending its assets and bytes to `sidecar`.
+    init(_ record: Record, sidecar: inout Sidecar) throws {
         tag = record.recordChangeTag
         fields = try record.fields.mapValues { value in
-            guard case .list(let items) = value else { return .scalar(try Self.scalar(value, assets: &assets)) }
-            let scalars = try items.map { try Self.scalar($0, assets: &assets) }
+            guard case .list(let items) = value else { return .scalar(try Self.scalar(value, sidecar: &sidecar)) }
+            let scalars = try items.map { try Self.scalar($0, sidecar: &sidecar) }
             guard Set(items.map(\.typeName)).count <= 1 else {
                 throw StoreError(.invalidArguments, "\(record.recordID) holds a list that mixes types; all elements of a list must have one type.")
             }
@@ -42,36 +52,38 @@ struct PendingRecord: Codable, Sendable {
         }
     }
 
-    private static func scalar(_ value: FieldValue, assets: inout [Asset]) throws -> Scalar {
+    private static func scalar(_ value: FieldValue, sidecar: inout Sidecar) throws -> Scalar {
         switch value {
         case .string(let v): return .string(v)
         case .int64(let v): return .int64(v)
         case .double(let v): return .double(v)
-        case .bytes(let v): return .bytes(v)
         case .date(let v): return .date(v)
         case .location(let v): return .location(v)
         case .reference(let v): return .reference(v)
+        case .bytes(let v):
+            sidecar.bytes.append(v)
+            return .bytes(sidecar.bytes.count - 1)
         case .asset(let v):
-            assets.append(v)
-            return .asset(assets.count - 1)
+            sidecar.assets.append(v)
+            return .asset(sidecar.assets.count - 1)
         case .list:
             throw StoreError(.invalidArguments, "A list holds a list; lists cannot be nested.")
         }
     }
 
-    /// The record to send, of type `type` with ID `id`; its assets come from `assets`, as the private database stored them.
-    /// `nil` if the text names an asset the list does not hold.
-    func record(type: String, id: RecordID, assets: [Asset]) -> Record? {
+    /// The record to send, of type `type` with ID `id`, its assets and bytes taken from `sidecar`
+    /// (the assets as the private database stored them). `nil` if the text names a place the sidecar does not hold.
+    func record(type: String, id: RecordID, sidecar: Sidecar) -> Record? {
         func value(_ scalar: Scalar) -> FieldValue? {
             switch scalar {
             case .string(let v): .string(v)
             case .int64(let v): .int64(v)
             case .double(let v): .double(v)
-            case .bytes(let v): .bytes(v)
             case .date(let v): .date(v)
             case .location(let v): .location(v)
             case .reference(let v): .reference(v)
-            case .asset(let index): assets.indices.contains(index) ? .asset(assets[index]) : nil
+            case .bytes(let index): sidecar.bytes.indices.contains(index) ? .bytes(sidecar.bytes[index]) : nil
+            case .asset(let index): sidecar.assets.indices.contains(index) ? .asset(sidecar.assets[index]) : nil
             }
         }
         var restored: [String: FieldValue] = [:]

@@ -19,6 +19,7 @@ import Testing
         message["count"] = .int64(9_007_199_254_740_993)
         message["ratio"] = .double(0.1)
         message["raw"] = .bytes(Data([0, 255, 10]))
+        message["chunks"] = .list([.bytes(Data([1])), .bytes(Data([2, 3]))])
         message["at"] = .date(Date(timeIntervalSince1970: 1_700_000_000))
         message["where"] = .location(Location(latitude: 52.5, longitude: 13.4, altitude: 34))
         message["channel"] = .reference(Reference(recordID: RecordID(recordName: "general"), action: .deleteSelf))
@@ -37,11 +38,23 @@ import Testing
 
         try engine.sendOnce()
         let sent = try container.publicDatabase.record(for: message.recordID)
-        for key in ["text", "count", "ratio", "raw", "at", "where", "channel", "seen", "tags"] {
+        for key in ["text", "count", "ratio", "raw", "chunks", "at", "where", "channel", "seen", "tags"] {
             #expect(sent[key] == message[key], "\(key)")
         }
         let asset = try #require(sent["attachment"]?.assetValue)
         #expect(try Data(contentsOf: asset.fileURL) == Data("not really a picture".utf8))
+    }
+
+    @Test func bytesThatTheSharedFileTakesFitInTheOutboxToo() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        let engine = try SyncEngine(container: container, configuration: .stepped())
+        // Four fifths of the limit: as base64 text it would be past it.
+        var large = Record(recordType: "Blob", recordID: RecordID(recordName: "large"))
+        large["data"] = .bytes(Data(repeating: 7, count: Record.maximumSize * 4 / 5))
+        try engine.send(saving: [large])
+        try engine.sendOnce()
+        #expect(try container.publicDatabase.record(for: large.recordID)["data"] == large["data"])
     }
 
     @Test func aListThatMixesTypesIsRefusedWhenQueuedAsBefore() throws {
