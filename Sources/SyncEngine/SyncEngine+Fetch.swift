@@ -60,14 +60,15 @@ extension SyncEngine {
 
     /// Fetches everything since the last pass and emits its events before it returns, then saves the position.
     ///
-    /// For an engine whose `automaticallySync` is off, as a test steps it. With
+    /// For an engine whose `automaticallySync` is off, as a test steps it;
+    /// called before `start()`, it also fixes where the fetch loop begins. With
     /// no saved position and `startFromBeginning` off, the first pass only
     /// takes the position "now": what is committed after it, the next pass
     /// delivers. Throws what stopped the pass, after emitting the status that
     /// says the engine is offline.
     public func fetchOnce() throws {
         do {
-            try fetchAll()
+            try fetchAll(byHand: true)
             reportStatus(online: true, reason: nil, recount: false)
         } catch {
             reportStatus(online: false, reason: Self.reason(error), recount: false)
@@ -94,7 +95,7 @@ extension SyncEngine {
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
                 if needsFetch {
-                    try fetchAll()
+                    try fetchAll(byHand: false)
                     needsFetch = false
                     reportStatus(online: true, reason: nil, recount: false)
                 }
@@ -119,24 +120,22 @@ extension SyncEngine {
     /// deliver the same batch again. (A subscription row that did not decode
     /// once made every engine re-deliver one batch per wake-up, and its own
     /// reads woke it: one post became thousands of events.)
-    private func fetchAll() throws {
+    ///
+    /// A pass by hand (`fetchOnce()`) runs to its end; the loop's ends early when the engine stops.
+    private func fetchAll(byHand: Bool) throws {
         try fetchCursor.withLock { cursor in
             if !cursor.started {
                 cursor.token = configuration.resumeFromSavedToken ? savedToken() : nil
                 cursor.started = true
             }
-            try fetchAll(&cursor.token, delivered: &cursor.delivered)
+            if cursor.token == nil, !configuration.startFromBeginning {
+                let now = try container.publicDatabase.currentChangeToken()
+                cursor.token = now
+                try saveToken(now)
+                return
+            }
+            try fetchBatches(&cursor.token, delivered: &cursor.delivered, byHand: byHand)
         }
-    }
-
-    private func fetchAll(_ token: inout ChangeToken?, delivered: inout DeliveredVersions) throws {
-        if token == nil, !configuration.startFromBeginning {
-            let now = try container.publicDatabase.currentChangeToken()
-            token = now
-            try saveToken(now)
-            return
-        }
-        try fetchBatches(&token, delivered: &delivered)
     }
 
     /// The notifications the owner's subscriptions raise for `changes`: at most one per change, and one per record and reason,
@@ -162,9 +161,9 @@ extension SyncEngine {
     }
 
     /// Fetches and delivers batches from `token` (the beginning when `nil`) until no more are coming.
-    private func fetchBatches(_ token: inout ChangeToken?, delivered: inout DeliveredVersions) throws {
+    private func fetchBatches(_ token: inout ChangeToken?, delivered: inout DeliveredVersions, byHand: Bool) throws {
         let database = container.publicDatabase
-        while passGoesOn {
+        while byHand || isRunning {
             var batch: ChangeBatch
             do {
                 batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize)

@@ -121,9 +121,6 @@ public final class SyncEngine: Sendable {
 
     var isRunning: Bool { running.load(ordering: .sequentiallyConsistent) }
 
-    /// Whether a pass should go on: a loop's until the engine stops; one the caller steps by hand, to its end.
-    var passGoesOn: Bool { !configuration.automaticallySync || isRunning }
-
     // MARK: Events
 
     /// A descriptor that is readable while events are waiting; pass it to `poll()`.
