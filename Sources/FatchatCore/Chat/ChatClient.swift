@@ -25,7 +25,9 @@ public final class ChatClient: Sendable {
     /// Channels this process found itself a member of, and when; see `joinedChannel`.
     let recentlyJoined = Mutex<[ChannelName: (channel: Channel, seen: ContinuousClock.Instant)]>([:])
 
-    /// Opens the chat on `container`; `handle` overrides the saved handle for this run.
+    /// Opens the chat on `container`, with an engine set up by `configuration`; `handle` overrides the saved handle for this run.
+    ///
+    /// The `fatchat` executable wires them together here; front ends take the client it made.
     public init(container: Container, handle: String? = nil, configuration: SyncEngine.Configuration = SyncEngine.Configuration()) throws {
         self.container = container
         self.handleOverride = handle

@@ -18,7 +18,7 @@ public enum ClientApp {
     ///
     /// Opening the shared file can wait on another process's lock: a thread
     /// opens it while this one shows the wait and keeps the typed keys, which
-    /// reach the chat once it is open. On the way out the engine gets a moment
+    /// reach the chat once it is open. On the way out the chat gets a moment
     /// to finish; a write still held up is left to the exit, as the outbox keeps it.
     ///
     /// Reads made on this thread give up on a locked file at once
