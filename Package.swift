@@ -71,12 +71,12 @@ let package = Package(
         ),
         .target(
             name: "TerminalUI",
-            dependencies: ["CNCurses", "FatchatCore", "SyncEngine", "RecordStore"]
+            dependencies: ["CNCurses", "FatchatCore"]
         ),
         .executableTarget(name: "TUIDemo", dependencies: ["TerminalUI"]),
         .testTarget(
             name: "TerminalUITests",
-            dependencies: ["TerminalUI", "CNCurses", "TUIDemo", "fatchat", "ProcessTestKit", "FatchatCore", "RecordStore"]
+            dependencies: ["TerminalUI", "CNCurses", "TUIDemo", "fatchat", "ProcessTestKit", "FatchatCore", "RecordStore", "SyncEngine"]
         ),
         .executableTarget(
             name: "FatchatBench",

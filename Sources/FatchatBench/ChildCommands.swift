@@ -39,14 +39,14 @@ struct EnginePost: ParsableCommand {
     func run() throws {
         let client = try ChatClient(container: try store.open(), handle: handle)
         let name = try ChannelName(channel)
-        client.engine.start()
-        defer { client.engine.stop() }
+        client.start()
+        defer { client.stop() }
         try client.join(name)
-        guard client.engine.waitUntilSent(timeout: 60) else { throw BenchError("The join of \(name) was not sent within 60 s.") }
+        guard client.waitUntilSent(timeout: 60) else { throw BenchError("The join of \(name) was not sent within 60 s.") }
         waitForGo()
         let cpu = CPUMeter()
         for i in 0..<count { try client.post("\(handle) message \(i)", to: name) }
-        guard client.engine.waitUntilSent(timeout: 300) else { throw BenchError("\(handle): the outbox did not empty within 300 s.") }
+        guard client.waitUntilSent(timeout: 300) else { throw BenchError("\(handle): the outbox did not empty within 300 s.") }
         cpu.report()
         say("done")
     }
@@ -159,8 +159,8 @@ struct IdleClient: ParsableCommand {
 
     func run() throws {
         let client = try ChatClient(container: try store.open(), handle: "idle")
-        client.engine.start()
-        defer { client.engine.stop() }
+        client.start()
+        defer { client.stop() }
         say("ready")
         while readLine() != nil {}
     }

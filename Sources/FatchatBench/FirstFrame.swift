@@ -57,12 +57,12 @@ struct FirstFrameChild: ParsableCommand {
         say("render " + typing.render.map { String(format: "%.3f", $0) }.joined(separator: " "))
         // The typed messages are dropped before the engine could send them, so the seeded
         // container keeps its message count and the next run can reuse it.
-        for entry in try client.engine.outboxEntries() { try client.engine.discard(entry.recordID) }
+        try client.discardOutgoing()
         // A running client also has its engine going; memory is read again once it settled.
-        client.engine.start()
+        client.start()
         usleep(UInt32(settle * 1_000_000))
         let running = memoryMB()
-        client.engine.stop()
+        client.stop()
         say("running-rss \(running.rss) \(running.hwm)")
     }
 }

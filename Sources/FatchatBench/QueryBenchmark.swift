@@ -21,18 +21,18 @@ struct QueryBenchmark {
 
         // Warm both paths up once, so neither pays for the first page-cache fill.
         _ = try client.messages(in: busiest, limit: 50)
-        _ = try hand.messages(channelRecordName: busiest.recordID.recordName, after: nil)
+        _ = try hand.messages(channelRecordName: busiest.id.rawValue, after: nil)
 
         var store: [Double] = [], handTimes: [Double] = []
         for r in 0..<runs {
             let name = names[r % names.count]
             store.append(try Clock.measure { try client.messages(in: name, limit: 50) }.ms)
-            handTimes.append(try Clock.measure { try hand.messages(channelRecordName: name.recordID.recordName, after: nil) }.ms)
+            handTimes.append(try Clock.measure { try hand.messages(channelRecordName: name.id.rawValue, after: nil) }.ms)
         }
         report.add(Figure(id: "query.newest50", label: "newest 50 of a channel (p50)", value: median(store), unit: "ms",
                           baseline: median(handTimes), baselineLabel: "hand SQL", target: .atMost(2, "ms"),
                           distribution: Distribution(store), runs: runs,
-                          note: "Hand SQL plan: " + (try hand.newestPlan(channelRecordName: busiest.recordID.recordName)).joined(separator: "; ")))
+                          note: "Hand SQL plan: " + (try hand.newestPlan(channelRecordName: busiest.id.rawValue)).joined(separator: "; ")))
 
         try walk(client: client, hand: hand, channel: busiest, into: &report)
 
@@ -61,19 +61,19 @@ struct QueryBenchmark {
     /// Pages back through the busiest channel by cursor, timing every page, then re-times the deepest page.
     private func walk(client: ChatClient, hand: HandSQL, channel: ChannelName, into report: inout Report) throws {
         var pageTimes: [Double] = [], handPageTimes: [Double] = []
-        var cursor: QueryCursor?
+        var cursor: HistoryCursor?
         var keyset: (created: Double, id: Int64)?
-        var deepCursor: QueryCursor?, deepKeyset: (created: Double, id: Int64)?
+        var deepCursor: HistoryCursor?, deepKeyset: (created: Double, id: Int64)?
         var page = 1
         let first = try client.messages(in: channel, limit: 50)
         cursor = first.older
-        keyset = try hand.messages(channelRecordName: channel.recordID.recordName, after: nil).last.map { ($0.created, $0.id) }
+        keyset = try hand.messages(channelRecordName: channel.id.rawValue, after: nil).last.map { ($0.created, $0.id) }
         while page < depth, let current = cursor, let currentKeyset = keyset {
             page += 1
             deepCursor = current
             deepKeyset = currentKeyset
             // The first reader of a page may fetch it from disk; alternate who goes first.
-            let handPage = { try Clock.measure { try hand.messages(channelRecordName: channel.recordID.recordName, after: currentKeyset) } }
+            let handPage = { try Clock.measure { try hand.messages(channelRecordName: channel.id.rawValue, after: currentKeyset) } }
             let handFirst = page.isMultiple(of: 2) ? nil : try handPage()
             let (ms, result) = try Clock.measure { try client.messages(in: channel, limit: 50, older: current) }
             let (handMs, rows) = try handFirst ?? handPage()
@@ -98,7 +98,7 @@ struct QueryBenchmark {
         var deep: [Double] = [], deepHand: [Double] = []
         for _ in 0..<runs {
             deep.append(try Clock.measure { try client.messages(in: channel, limit: 50, older: deepCursor) }.ms)
-            deepHand.append(try Clock.measure { try hand.messages(channelRecordName: channel.recordID.recordName, after: deepKeyset) }.ms)
+            deepHand.append(try Clock.measure { try hand.messages(channelRecordName: channel.id.rawValue, after: deepKeyset) }.ms)
         }
         let label = page < depth ? "page \(page) of 50 (the last; \(depth) asked)" : "page \(page) of 50"
         report.add(Figure(id: "query.deepPage", label: "deep cursor page, \(label) (p50)", value: median(deep), unit: "ms",

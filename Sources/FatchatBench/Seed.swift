@@ -60,7 +60,7 @@ struct Seeder {
             for m in 0..<Self.membersPerChannel {
                 let user = m == 0 ? container.currentUserRecordID.recordName : "bench-user-\(m)"
                 var record = RecordStore.Record(recordType: ChatSchema.membershipType, recordID: RecordID(recordName: "member.\(name.key).\(user)"))
-                record["channel"] = .reference(Reference(recordID: name.recordID, action: .deleteSelf))
+                record["channel"] = .reference(Reference(recordID: RecordID(recordName: name.id.rawValue), action: .deleteSelf))
                 record["user"] = .string(user)
                 record["handle"] = .string(m == 0 ? "seeder" : "user\(m)")
                 memberships.append(record)
@@ -99,7 +99,7 @@ struct Seeder {
     static func message(text: String, handle: String, in channel: ChannelName) -> RecordStore.Record {
         let name = (0..<4).map { _ in String(format: "%04x", UInt16.random(in: 0...UInt16.max)) }.joined()
         var record = RecordStore.Record(recordType: ChatSchema.messageType, recordID: RecordID(recordName: name))
-        record["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+        record["channel"] = .reference(Reference(recordID: RecordID(recordName: channel.id.rawValue), action: .deleteSelf))
         record["channelName"] = .string(channel.display)
         record["text"] = .string(text)
         record["handle"] = .string(handle)

@@ -67,21 +67,21 @@ struct Post: ParsableCommand {
             let words = text.first == "--" ? Array(text.dropFirst()) : text
             guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
             // Queued before anything touches the shared file, so that no lock on it can lose the line.
-            let record = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: deadline.timeIntervalSinceNow)
-            client.engine.start()
-            _ = client.engine.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
-            let lockedSince = client.engine.waitingSince
-            let blocking = client.engine.blockingFailure
+            let message = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: deadline.timeIntervalSinceNow)
+            client.start()
+            _ = client.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
+            let lockedSince = client.waitingSince
+            let blocking = client.blockingFailure
             // A write that a lock holds up is left to the exit; the verdict is read after the loops stopped, or gave up on them.
-            client.engine.stop(waitingAtMost: 0.5)
-            switch try client.engine.state(of: record.recordID) {
+            client.stop(waitingAtMost: 0.5)
+            switch try client.deliveryState(of: message.id) {
             case .sent:
                 return
-            case .failed(_, let message):
-                throw CommandError("Not sent: \(message)")
+            case .failed(let reason):
+                throw CommandError("Not sent: \(reason)")
             case .pending:
                 if let blocking {
-                    Output.error("not sent: \(blocking.message) It stays queued and goes out once that is mended.")
+                    Output.error("not sent: \(blocking) It stays queued and goes out once that is mended.")
                     throw ExitCode(3)
                 }
                 let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""
@@ -131,7 +131,7 @@ struct Channels: ParsableCommand {
             let formatter = EventFormatter(json: json)
             for channel in try client.channels() {
                 if json {
-                    print(formatter.event("channel", ["channel": channel.name.display, "topic": channel.topic, "creator": channel.creator?.recordName ?? ""]))
+                    print(formatter.event("channel", ["channel": channel.name.display, "topic": channel.topic, "creator": channel.creator?.rawValue ?? ""]))
                 } else {
                     print("#\(channel.name.display)" + (channel.topic.isEmpty ? "" : "  \(Sanitizer.inert(channel.topic))"))
                 }
@@ -154,8 +154,8 @@ struct Who: ParsableCommand {
             // Every member is known first, so a handle that copies another member's shows its account.
             formatter.learn(members)
             for member in members {
-                print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.recordName])
-                           : formatter.label(handle: member.handle, user: member.user.recordName))
+                print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.rawValue])
+                           : formatter.label(handle: member.handle, user: member.user.rawValue))
             }
         }
     }
@@ -201,9 +201,9 @@ struct Profile: ParsableCommand {
         try reportingErrors {
             let client = try global.openClient("profile")
             try client.setProfile(firstName: firstName, lastName: lastName, email: email, discoverable: discoverable)
-            client.engine.start()
-            defer { client.engine.stop() }
-            guard client.engine.waitUntilSent(timeout: 10) else { throw ExitCode(3) }
+            client.start()
+            defer { client.stop() }
+            guard client.waitUntilSent(timeout: 10) else { throw ExitCode(3) }
         }
     }
 }
@@ -222,12 +222,12 @@ struct Whois: ParsableCommand {
                 throw ExitCode.failure
             }
             var formatter = EventFormatter(json: json)
-            for person in found { formatter.accounts.learn(user: person.user.recordName, handle: person.handle) }
+            for person in found { formatter.accounts.learn(user: person.user.rawValue, handle: person.handle) }
             for person in found {
                 let name = [person.firstName, person.lastName].compactMap { $0 }.joined(separator: " ")
-                let label = formatter.label(handle: person.handle, user: person.user.recordName)
-                print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.recordName, "name": name])
-                           : label + Sanitizer.inert("\(name.isEmpty ? "" : " (\(name))") \(person.user.recordName)"))
+                let label = formatter.label(handle: person.handle, user: person.user.rawValue)
+                print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.rawValue, "name": name])
+                           : label + Sanitizer.inert("\(name.isEmpty ? "" : " (\(name))") \(person.user.rawValue)"))
             }
         }
     }

@@ -89,7 +89,7 @@ import RecordStore
         #expect(EventFormatter(json: false).message(message).hasSuffix("first (edited)"))
 
         // A stale copy loses: its change tag no longer matches.
-        var stale = try client.container.publicDatabase.record(for: message.id)
+        var stale = try client.container.publicDatabase.record(for: message.recordID)
         try client.edit("last", text: "second", in: name)
         client.flush()
         stale["text"] = "stale"
@@ -160,7 +160,7 @@ import RecordStore
         let again = try sandbox.client()
         defer { again.engine.stop() }
         #expect(again.handle == "ada")
-        #expect(try again.container.publicDatabase.record(for: again.user)["handle"] == "ada")
+        #expect(try again.container.publicDatabase.record(for: again.userRecordID)["handle"] == "ada")
     }
 
     @Test func discoveryIsOptIn() throws {
@@ -170,13 +170,13 @@ import RecordStore
         try client.setHandle("grace")
         try client.setProfile(firstName: "Grace", lastName: "Hopper", email: "Grace@Example.org", discoverable: nil)
         client.flush()
-        #expect(try client.container.publicDatabase.record(for: client.user)["lastName"] == "Hopper",
+        #expect(try client.container.publicDatabase.record(for: client.userRecordID)["lastName"] == "Hopper",
                 "outbox: \((try? client.engine.outboxEntries().map { "\($0.state) \($0.record?.fields ?? [:])" }) ?? [])")
         #expect(try client.lookUp("grace").isEmpty)
         #expect(try client.lookUp("grace@example.org").isEmpty)
         try client.setProfile(firstName: nil, lastName: nil, email: nil, discoverable: true)
         client.flush()
-        let stored = try client.container.publicDatabase.record(for: client.user)
+        let stored = try client.container.publicDatabase.record(for: client.userRecordID)
         #expect(stored["discoverable"] == 1, "\(stored.fields) outbox: \((try? client.engine.outboxEntries().map(\.state)) ?? [])")
         #expect(try client.lookUp("grace").map(\.lastName) == ["Hopper"], "\(stored.fields)")
         #expect(try client.lookUp("GRACE@example.org").map(\.handle) == ["grace"])

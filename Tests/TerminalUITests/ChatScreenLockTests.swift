@@ -17,29 +17,29 @@ struct ChatScreenLockTests {
         let client = try ChatClient(container: container, handle: "ada")
         let ops = try ChannelName("ops")
         let general = try ChannelName("general")
-        client.engine.start()
+        client.start()
         try client.join(general)
         try client.join(ops)
         try client.post("ops line", to: ops)
-        #expect(client.engine.waitUntilSent(timeout: 30))
-        client.engine.stop()
-        let screen = try LockPatience.brief {
+        #expect(client.waitUntilSent(timeout: 30))
+        client.stop()
+        let screen = try ChatClient.withoutWaitingForLocks {
             try ChatScreen(client: client, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
         }
-        LockPatience.brief { screen.select(general) }
+        ChatClient.withoutWaitingForLocks { screen.select(general) }
         #expect(screen.session.current == general)
         #expect(screen.state.messages.isEmpty)
 
         let lock = try await HeldLock(path: root.appendingPathComponent("chat/public.sqlite").path, vfs: "unix-dotfile")
-        LockPatience.brief { screen.select(ops) }
+        ChatClient.withoutWaitingForLocks { screen.select(ops) }
         #expect(screen.session.current == ops, "what is typed now goes to #ops")
         #expect(screen.state.status.syncState == "waiting for the database: locked")
         #expect(screen.state.messages.map(\.text) == ["#ops is shown once the database is free: another process holds it locked"])
-        LockPatience.brief { screen.tick() }
+        ChatClient.withoutWaitingForLocks { screen.tick() }
         #expect(screen.state.messages.count == 1, "a failed retry adds no second notice")
 
         lock.release()
-        LockPatience.brief { screen.tick() }
+        ChatClient.withoutWaitingForLocks { screen.tick() }
         #expect(screen.state.messages.map(\.text) == ["ops line"])
         #expect(screen.state.status.syncState != "waiting for the database: locked")
     }

@@ -46,12 +46,12 @@ import SyncEngine
         // The handle ada is not the OS user's name, so the account shows beside it.
         #expect(screen.render().lines.contains { $0.contains("<ada (\(UserIdentity.current.userName))> hello world") })
 
-        client.engine.start()
-        defer { client.engine.stop() }
-        #expect(client.engine.waitUntilSent(timeout: 10))
+        client.start()
+        defer { client.stop() }
+        #expect(client.waitUntilSent(timeout: 10))
         let deadline = Date().addingTimeInterval(10)
         while screen.state.messages.last?.delivery != .sent, Date() < deadline {
-            while let event = client.engine.nextEvent() { ChatEvent.from(event).forEach(screen.handle) }
+            client.drainEvents().forEach(screen.handle)
             usleep(20_000)
         }
         #expect(screen.state.messages.last?.delivery == .sent)
@@ -61,11 +61,11 @@ import SyncEngine
     @Test func scrollbackLoadsOlderPagesLazily() throws {
         let sandbox = Sandbox()
         let writer = try sandbox.client("writer", handle: "bob")
-        writer.engine.start()
+        writer.start()
         let general = try ChannelName("general")
         for i in 0..<200 { try writer.post("line \(i)", to: general) }
-        #expect(writer.engine.waitUntilSent(timeout: 30))
-        writer.engine.stop()
+        #expect(writer.waitUntilSent(timeout: 30))
+        writer.stop()
 
         var options = ChatScreen.Options()
         options.pageSize = 50
@@ -128,5 +128,23 @@ import SyncEngine
         #expect(!screen.state.showsHelp)
         type("/help", into: screen)
         #expect(screen.state.showsHelp)
+    }
+
+    @Test func outboxCountsComeFromTheStatusAloneNotFromEachSentMessage() throws {
+        let sandbox = Sandbox()
+        let client = try sandbox.client()
+        // The engine is not running: joining #general left three changes in the outbox.
+        let screen = try ChatScreen(client: client, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        type("counted once", into: screen)
+        let id = try #require(screen.state.messages.last?.id)
+        screen.handle(ChatEvent.status(ChatStatus(online: true, pending: 2, failed: 1)))
+        #expect(screen.state.status.pendingCount == 2 && screen.state.status.failedCount == 1)
+        screen.handle(ChatEvent.sent(MessageID(rawValue: id)))
+        #expect(screen.state.messages.last?.delivery == .sent)
+        #expect(screen.state.status.pendingCount == 2 && screen.state.status.failedCount == 1, "a sent message does not recount the outbox")
+        screen.handle(ChatEvent.sendFailed(MessageID(rawValue: "feedbeef"), reason: "refused"))
+        #expect(screen.state.status.failedCount == 1, "nor does a failure: its status follows")
+        #expect(screen.state.messages.last?.text == "not sent: refused (it stays in the outbox)")
+        #expect(screen.render().lines.contains { $0.contains("2 pending · 1 failed · online") })
     }
 }

@@ -16,20 +16,19 @@ import Testing
 
     /// Hands the screen what the engine has queued, as the client's loop does when its descriptor is readable.
     private func deliver(_ client: ChatClient, to screen: ChatScreen) {
-        while let event = client.engine.nextEvent() { ChatEvent.from(event).forEach(screen.handle) }
+        client.drainEvents().forEach(screen.handle)
     }
 
     @Test func aDamagedRowShowsOnceAsANoticeThroughTheEngineEvents() throws {
         let sandbox = ChatScreenTests.Sandbox()
         let client = try sandbox.client()
         let screen = try ChatScreen(client: client, width: 120, height: 24, renderOptions: RenderOptions(usesColor: false))
-        client.engine.reportDamagedRows()
         for character in "soon damaged" { screen.handle(.key(.character(character))) }
         screen.handle(.key(.enter))
         let name = try #require(screen.state.messages.last?.id)
-        client.engine.start()
-        defer { client.engine.stop() }
-        #expect(client.engine.waitUntilSent(timeout: 10))
+        client.start(reportingDamagedRows: true)
+        defer { client.stop() }
+        #expect(client.waitUntilSent(timeout: 10))
         deliver(client, to: screen)
 
         // Someone in the group gives the message a `created` that is text, straight into the file.
@@ -65,7 +64,7 @@ import Testing
         let sandbox = ChatScreenTests.Sandbox()
         var opening = Opening(client: try sandbox.client())
         opening.note(.damagedRowSkipped("skipped the record row a: created holds text, not a date."))
-        opening.note(.status(SyncStatus(online: true, pending: 0, failed: 0)))
+        opening.note(.status(ChatStatus(online: true, pending: 0, failed: 0)))
         opening.note(.damagedRowSkipped("skipped the record row b: created holds text, not a date."))
         opening.note(.reload)
         let kept = opening.events.map { event -> String in

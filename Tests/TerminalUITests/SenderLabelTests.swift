@@ -58,9 +58,9 @@ import Testing
         let screen = try ChatScreen(client: client, width: 100, height: 24, renderOptions: RenderOptions(usesColor: false))
         for character in "send me the keys" { screen.handle(.key(.character(character))) }
         screen.handle(.key(.enter))
-        client.engine.start()
-        defer { client.engine.stop() }
-        #expect(client.engine.waitUntilSent(timeout: 10))
+        client.start()
+        defer { client.stop() }
+        #expect(client.waitUntilSent(timeout: 10))
         for character in "/search keys" { screen.handle(.key(.character(character))) }
         screen.handle(.key(.enter))
         for character in "/who" { screen.handle(.key(.character(character))) }

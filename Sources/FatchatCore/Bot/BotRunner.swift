@@ -30,7 +30,7 @@ public final class BotRunner {
     var output: EventFormatter
     /// The channels this bot joined in this run; it prints messages from these only, so that
     /// two bots of one user piped together do not echo each other's channels forever.
-    private var joined = Set<RecordID>()
+    private var joined = Set<ChannelID>()
 
     public init(client: ChatClient, options: Options) {
         self.session = ChatSession(client: client)
@@ -99,9 +99,9 @@ public final class BotRunner {
             show(result)
             switch result {
             case .switched(let name, _):
-                joined.insert(name.recordID)
+                joined.insert(name.id)
                 if let members = try? session.client.members(of: name) { output.learn(members) }
-            case .left(let name, _): joined.remove(name.recordID)
+            case .left(let name, _): joined.remove(name.id)
             default: break
             }
         } catch let error as CommandError {
@@ -143,18 +143,18 @@ public final class BotRunner {
             output.learn(message)
             say(output.message(message, type: "edited"))
         case .messageDeleted(let id):
-            if options.json { say(output.event("message_deleted", ["id": id.recordName])) }
+            if options.json { say(output.event("message_deleted", ["id": id.rawValue])) }
         case .channelDeleted(let name, let id):
             if joined.remove(id) != nil || options.json {
                 say(output.event("channel_deleted", ["channel": name, "text": "#\(name) was deleted"]))
             }
         case .notification(let notification):
             // Plain output already has the message when this run joined its channel; JSON gives every notification.
-            let shown = notification.channel.flatMap { try? ChannelName($0).recordID }.map(joined.contains) ?? false
+            let shown = notification.channel.flatMap { try? ChannelName($0).id }.map(joined.contains) ?? false
             output.learn(notification)
             if options.json || !shown { say(output.notification(notification)) }
-        case .sendFailed(let id, let error):
-            report("Could not send \(id.recordName): \(error.message) It stays in the outbox, with its text, until it is retried or discarded.")
+        case .sendFailed(let id, let reason):
+            report("Could not send \(id.rawValue): \(reason) It stays in the outbox, with its text, until it is retried or discarded.")
         default:
             break
         }
@@ -179,7 +179,7 @@ public final class BotRunner {
         case .members(let name, let members):
             output.learn(members)
             if options.json {
-                say(output.event("members", ["channel": name.display, "members": members.map { ["handle": $0.handle, "user": $0.user.recordName] }]))
+                say(output.event("members", ["channel": name.display, "members": members.map { ["handle": $0.handle, "user": $0.user.rawValue] }]))
             } else {
                 say(output.members(members, of: name.display))
             }

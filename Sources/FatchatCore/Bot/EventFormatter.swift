@@ -25,12 +25,12 @@ public struct EventFormatter: Sendable {
 
     /// Notes a message's sender, so that later lines can tell its handle apart from others.
     public mutating func learn(_ message: Message) {
-        accounts.learn(user: message.sender?.recordName ?? "", handle: message.handle)
+        accounts.learn(user: message.sender?.rawValue ?? "", handle: message.handle)
     }
 
     /// Notes the members of a channel and the handles they go by.
     public mutating func learn(_ members: [Member]) {
-        for member in members { accounts.learn(user: member.user.recordName, handle: member.handle) }
+        for member in members { accounts.learn(user: member.user.rawValue, handle: member.handle) }
     }
 
     /// Notes a notification's sender, as a message's.
@@ -46,10 +46,10 @@ public struct EventFormatter: Sendable {
     /// `TIME #channel <handle> text`, or `{"type":"message",...}`; the handle shows its
     /// account whenever it could pass for someone else, and its colour is the account's.
     public func message(_ message: Message, type: String = "message") -> String {
-        let user = message.sender?.recordName ?? ""
+        let user = message.sender?.rawValue ?? ""
         if json {
             var object: [String: Any] = [
-                "type": type, "channel": message.channelName, "id": message.id.recordName,
+                "type": type, "channel": message.channelName, "id": message.id.rawValue,
                 "from": message.handle, "user": user, "text": message.text,
                 "at": Self.rfc3339(message.date),
             ]
@@ -72,7 +72,7 @@ public struct EventFormatter: Sendable {
     /// labelled as in message lines, inert, and in JSON the sender's `from` and `user` beside it.
     public func notification(_ notification: ChatNotification) -> String {
         let text = Sanitizer.inert(notification.alert(sender: label(handle: notification.handle, user: notification.user)))
-        return event("notification", ["text": text, "channel": notification.channel ?? "", "id": notification.recordID.recordName,
+        return event("notification", ["text": text, "channel": notification.channel ?? "", "id": notification.messageID.rawValue,
                                       "from": notification.handle, "user": notification.user])
     }
 
@@ -101,7 +101,7 @@ public struct EventFormatter: Sendable {
 
     /// A channel's members for plain output: `#channel: ada bob (eve)`, each labelled as in messages.
     public func members(_ members: [Member], of channel: String) -> String {
-        let labels = members.map { label(handle: $0.handle, user: $0.user.recordName) }
+        let labels = members.map { label(handle: $0.handle, user: $0.user.rawValue) }
         return "#\(Sanitizer.inert(channel)): " + labels.joined(separator: " ")
     }
 

@@ -2,37 +2,30 @@ import Foundation
 import RecordStore
 import SyncEngine
 
-/// One page of a channel's history, newest message last.
-public struct MessagePage: Sendable {
-    public var messages: [Message]
-    /// Continues with older messages; `nil` at the start of the channel.
-    public var older: QueryCursor?
-}
-
 extension ChatClient {
     /// The longest text a message may have; the record limit leaves room for the other fields.
     public static let maximumTextBytes = 64 * 1024
 
-    /// Queues a message to a channel, joining (and if needed creating) it first. Returns the queued record.
+    /// Queues a message to a channel, joining (and if needed creating) it first. Returns the message as queued.
     @discardableResult
-    public func post(_ text: String, to name: ChannelName) throws -> Record {
+    public func post(_ text: String, to name: ChannelName) throws -> Message {
         try checkText(text)
         let channel = try joinedChannel(name)
         return try queue(Message.record(text: text, handle: handle, in: channel.name), creating: nil)
     }
 
     /// Queues a message before anything reads or writes the shared file, then joins the channel on a
-    /// thread of its own, waiting for that at most `timeout` seconds. Returns the queued record.
+    /// thread of its own, waiting for that at most `timeout` seconds. Returns the message as queued.
     ///
     /// For a process that posts one line and exits: another process's lock on
     /// the file can hold up opening it, and a line typed meanwhile must not be
     /// lost if this process is killed. The channel is queued along with the
     /// message, created only if it does not exist, so the message always has
     /// a channel to go to; a join that did not finish happens on a later post.
-    public func postBeforeJoining(_ text: String, to name: ChannelName, joinWithin timeout: Double) throws -> Record {
+    public func postBeforeJoining(_ text: String, to name: ChannelName, joinWithin timeout: Double) throws -> Message {
         try checkText(text)
         let creating = try engine.outboxEntry(for: name.recordID) == nil ? Self.channelRecord(name, topic: nil) : nil
-        let record = try queue(Message.record(text: text, handle: handle, in: name), creating: creating)
+        let message = try queue(Message.record(text: text, handle: handle, in: name), creating: creating)
         let joined = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             _ = try? joinedChannel(name)
@@ -41,34 +34,18 @@ extension ChatClient {
         thread.name = "fatchat.join"
         thread.start()
         _ = joined.wait(timeout: .now() + max(0, timeout))
-        return record
+        return message
     }
 
-    /// Puts a new message in the outbox, after the channel it needs when that is given.
-    private func queue(_ record: Record, creating channel: Record?) throws -> Record {
+    /// Puts a new message in the outbox, after the channel it needs when that is given;
+    /// returns it as it reads until sent: mine, dated now.
+    private func queue(_ record: Record, creating channel: Record?) throws -> Message {
+        guard var message = Message(record) else { throw CommandError("The message could not be read back.") }
         remember(record)
         try engine.send((channel.map { [OutgoingChange.create($0)] } ?? []) + [.save(record, .ifServerRecordUnchanged)])
-        return record
-    }
-
-    /// Puts every outgoing change that failed for good back in line; returns their record IDs.
-    @discardableResult
-    public func retryFailed() throws -> [RecordID] {
-        let failed = try failedOutgoing()
-        for id in failed { try engine.retry(id) }
-        return failed
-    }
-
-    /// Drops every outgoing change that failed for good; returns their record IDs.
-    @discardableResult
-    public func discardFailed() throws -> [RecordID] {
-        let failed = try failedOutgoing()
-        for id in failed { try engine.discard(id) }
-        return failed
-    }
-
-    private func failedOutgoing() throws -> [RecordID] {
-        try engine.outboxEntries().filter { if case .failed = $0.state { true } else { false } }.map(\.recordID)
+        message.sender = user
+        message.date = Date()
+        return message
     }
 
     /// The channel, after joining it if this user is not a member yet.
@@ -98,7 +75,7 @@ extension ChatClient {
 
     /// Queues a file as a message with an attachment.
     @discardableResult
-    public func attach(_ path: String, to name: ChannelName) throws -> Record {
+    public func attach(_ path: String, to name: ChannelName) throws -> Message {
         let url = URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
         do {
             try Asset.checkSource(url)
@@ -122,38 +99,6 @@ extension ChatClient {
         }
     }
 
-    /// The newest `limit` messages of a channel, or those before `older`; oldest first.
-    public func messages(in name: ChannelName, limit: Int = 50, older cursor: QueryCursor? = nil) throws -> MessagePage {
-        let page: QueryResult
-        if let cursor {
-            page = try container.publicDatabase.records(continuing: cursor, resultsLimit: limit)
-        } else {
-            page = try container.publicDatabase.records(matching: try messageQuery(name), resultsLimit: limit)
-        }
-        return MessagePage(messages: page.records.compactMap(Message.init).reversed(), older: page.cursor)
-    }
-
-    /// The oldest `limit` messages of a channel, or those after `newer`; oldest first.
-    /// `newer` is `nil` in the result when the page reaches the newest message.
-    public func messagesFromStart(in name: ChannelName, limit: Int = 50, newer cursor: QueryCursor? = nil) throws -> (messages: [Message], newer: QueryCursor?) {
-        let page: QueryResult
-        if let cursor {
-            page = try container.publicDatabase.records(continuing: cursor, resultsLimit: limit)
-        } else {
-            let query = Query(recordType: ChatSchema.messageType,
-                              predicate: try QueryPredicate(format: "channel == %@", name.recordID),
-                              sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
-            page = try container.publicDatabase.records(matching: query, resultsLimit: limit)
-        }
-        return (page.records.compactMap(Message.init), page.cursor)
-    }
-
-    private func messageQuery(_ name: ChannelName) throws -> Query {
-        Query(recordType: ChatSchema.messageType,
-              predicate: try QueryPredicate(format: "channel == %@", name.recordID),
-              sortDescriptors: [.newestFirst])
-    }
-
     /// Finds a message by its short ID (4+ characters) or `last` (my newest), in one channel or everywhere.
     ///
     /// Messages still in the outbox count too, so that a message can be
@@ -169,19 +114,15 @@ extension ChatClient {
         guard isLast || (lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit)) else {
             throw CommandError("'\(reference)' is not a message reference. \(CommandGrammar.messageReferenceHelp)")
         }
-        let pending = try engine.outboxEntries().reversed().compactMap { entry -> (Message, Record)? in
-            guard entry.state == .pending, let record = entry.record, var message = Message(record) else { return nil }
-            if let name, message.channel != name.recordID { return nil }
-            guard isLast || record.recordID.recordName.hasPrefix(lowered) else { return nil }
-            message.sender = user
-            return (message, record)
+        let pending = try outgoing(in: name).reversed().first {
+            !$0.outgoing.failed && (isLast || $0.outgoing.message.id.rawValue.hasPrefix(lowered))
         }
-        if let (message, record) = pending.first { return (message, record, true) }
+        if let pending { return (pending.outgoing.message, pending.record, true) }
 
         let query: Query
         if isLast {
             var predicate = "creatorUserRecordID == %@"
-            var arguments: [any PredicateArgument] = [user]
+            var arguments: [any PredicateArgument] = [userRecordID]
             if let name {
                 predicate += " AND channel == %@"
                 arguments.append(name.recordID)
@@ -215,7 +156,7 @@ extension ChatClient {
     public func deleteMessage(_ reference: String, in name: ChannelName?) throws {
         let message = try resolve(reference, in: name).message
         guard message.sender == user else { throw CommandError("You can only delete your own messages.") }
-        try engine.send(deleting: [message.id])
+        try engine.send(deleting: [message.id.recordID])
     }
 
     /// Copies a message's attachment to `path`.
@@ -238,31 +179,5 @@ extension ChatClient {
         let query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: format, argumentArray: words),
                           sortDescriptors: [.newestFirst])
         return try container.publicDatabase.records(matching: query, resultsLimit: limit).records.compactMap(Message.init)
-    }
-
-    // MARK: Read markers
-
-    private func readMarkerID(_ name: ChannelName) -> RecordID { RecordID(recordName: "read.\(name.key)") }
-
-    /// Remembers that everything in a channel up to `date` was read; survives restarts.
-    public func markRead(_ name: ChannelName, upTo date: Date) throws {
-        var marker = (try? container.privateDatabase.record(for: readMarkerID(name))) ?? Record(recordType: "ReadMarker", recordID: readMarkerID(name))
-        if let previous = marker["upTo"]?.dateValue, previous >= date { return }
-        marker["upTo"] = .date(date)
-        try container.privateDatabase.save(marker, savePolicy: .allKeys)
-    }
-
-    /// When the channel was last read, if ever.
-    public func lastRead(_ name: ChannelName) -> Date? {
-        try? container.privateDatabase.record(for: readMarkerID(name))["upTo"]?.dateValue
-    }
-
-    /// Messages newer than the read marker, counted up to `cap`.
-    public func unreadCount(_ name: ChannelName, cap: Int = 100) throws -> Int {
-        let since = lastRead(name) ?? .distantPast
-        let query = Query(recordType: ChatSchema.messageType,
-                          predicate: try QueryPredicate(format: "channel == %@ AND creationDate > %@ AND creatorUserRecordID != %@", name.recordID, since, user),
-                          sortDescriptors: [.newestFirst])
-        return try container.publicDatabase.records(matching: query, desiredKeys: [], resultsLimit: cap).records.count
     }
 }

@@ -3,14 +3,14 @@ import RecordStore
 
 /// A person as their public user record shows them.
 public struct UserProfile: Hashable, Sendable {
-    public var user: RecordID
+    public var user: UserID
     public var handle: String
     public var firstName: String?
     public var lastName: String?
 
     init?(_ record: Record) {
         guard record.recordType == ChatSchema.userType, let handle = record["handle"]?.stringValue else { return nil }
-        user = record.recordID
+        user = UserID(record.recordID)
         self.handle = handle
         firstName = record["firstName"]?.stringValue
         lastName = record["lastName"]?.stringValue
@@ -18,6 +18,42 @@ public struct UserProfile: Hashable, Sendable {
 }
 
 extension ChatClient {
+    private static let preferencesID = RecordID(recordName: "preferences")
+
+    /// The handle others see: `--handle`, else the one set with `/nick`, else the OS user name.
+    public var handle: String {
+        if let handleOverride { return handleOverride }
+        if let saved = try? container.privateDatabase.record(for: Self.preferencesID)["handle"]?.stringValue { return saved }
+        return container.currentUser.userName
+    }
+
+    static func checkHandle(_ handle: String) throws(CommandError) {
+        let ok = (1...32).contains(handle.count) && handle.unicodeScalars.allSatisfy {
+            !$0.properties.isWhitespace && !CharacterSet.controlCharacters.contains($0) && $0 != "#" && $0 != "@"
+        }
+        guard ok else { throw CommandError("'\(handle)' is not a valid handle: use 1 to 32 visible characters, no spaces, '#' or '@'.") }
+    }
+
+    /// Saves a new handle in the private database and in the public user record.
+    public func setHandle(_ handle: String) throws {
+        try Self.checkHandle(handle)
+        var preferences = (try? container.privateDatabase.record(for: Self.preferencesID)) ?? Record(recordType: "Preferences", recordID: Self.preferencesID)
+        preferences["handle"] = .string(handle)
+        try container.privateDatabase.save(preferences, savePolicy: .changedKeys)
+        try updateProfile { $0["handle"] = .string(handle) }
+    }
+
+    /// Changes the public user record: handle, names, and whether others may look this user up.
+    func updateProfile(_ change: (inout Record) -> Void) throws {
+        let id = userRecordID
+        var record = (try? container.publicDatabase.record(for: id)) ?? Record(recordType: ChatSchema.userType, recordID: id)
+        if record["handle"] == nil { record["handle"] = .string(handle) }
+        change(&record)
+        // Only this user writes their profile, a field at a time: no conflicts with an earlier version of it.
+        try engine.send(saving: [Record(recordType: record.recordType, recordID: id, fields: record.fields, changeTag: nil)],
+                        savePolicy: .changedKeys)
+    }
+
     /// Sets the public profile. `discoverable` decides whether others may find this user by handle or e-mail.
     public func setProfile(firstName: String?, lastName: String?, email: String?, discoverable: Bool?) throws {
         try updateProfile { record in

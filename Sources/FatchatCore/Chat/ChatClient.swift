@@ -11,16 +11,23 @@ import SyncEngine
 /// holds up no caller. `createChannel`, and `deleteChannel` and `setTopic`
 /// unless asked to queue, write directly, for callers that need the outcome
 /// at once.
+///
+/// It is the one door between the chat and its front ends: they see
+/// FatchatCore's own types only (``MessageID``, ``ChannelID``,
+/// ``HistoryCursor``, ``ChatStatus``), never the store or the engine. Only the
+/// `fatchat` executable, which wires a container and an engine together, names those.
 public final class ChatClient: Sendable {
-    public let container: Container
-    public let engine: SyncEngine
-    private let handleOverride: String?
+    let container: Container
+    let engine: SyncEngine
+    let handleOverride: String?
     /// Messages this process queued, so that a bot does not echo its own.
-    private let queuedHere = Mutex<Set<RecordID>>([])
+    private let queuedHere = Mutex<Set<MessageID>>([])
     /// Channels this process found itself a member of, and when; see `joinedChannel`.
     let recentlyJoined = Mutex<[ChannelName: (channel: Channel, seen: ContinuousClock.Instant)]>([:])
 
-    /// Opens the chat on `container`; `handle` overrides the saved handle for this run.
+    /// Opens the chat on `container`, with an engine set up by `configuration`; `handle` overrides the saved handle for this run.
+    ///
+    /// The `fatchat` executable wires them together here; front ends take the client it made.
     public init(container: Container, handle: String? = nil, configuration: SyncEngine.Configuration = SyncEngine.Configuration()) throws {
         self.container = container
         self.handleOverride = handle
@@ -67,222 +74,15 @@ public final class ChatClient: Sendable {
         _ = try container.publicDatabase.currentChangeToken()
     }
 
-    /// Whether this process queued the record (as opposed to another process of the same user).
-    public func queuedHere(_ id: RecordID) -> Bool { queuedHere.withLock { $0.contains(id) } }
+    /// Whether this process queued the message (as opposed to another process of the same user).
+    public func queuedHere(_ id: MessageID) -> Bool { queuedHere.withLock { $0.contains(id) } }
 
-    func remember(_ record: Record) { queuedHere.withLock { _ = $0.insert(record.recordID) } }
+    func remember(_ record: Record) { queuedHere.withLock { _ = $0.insert(MessageID(record.recordID)) } }
 
     /// The OS account this process runs as.
-    public var user: RecordID { container.currentUserRecordID }
+    public var user: UserID { UserID(userRecordID) }
 
-    // MARK: Handle and profile
-
-    private static let preferencesID = RecordID(recordName: "preferences")
-
-    /// The handle others see: `--handle`, else the one set with `/nick`, else the OS user name.
-    public var handle: String {
-        if let handleOverride { return handleOverride }
-        if let saved = try? container.privateDatabase.record(for: Self.preferencesID)["handle"]?.stringValue { return saved }
-        return container.currentUser.userName
-    }
-
-    static func checkHandle(_ handle: String) throws(CommandError) {
-        let ok = (1...32).contains(handle.count) && handle.unicodeScalars.allSatisfy {
-            !$0.properties.isWhitespace && !CharacterSet.controlCharacters.contains($0) && $0 != "#" && $0 != "@"
-        }
-        guard ok else { throw CommandError("'\(handle)' is not a valid handle: use 1 to 32 visible characters, no spaces, '#' or '@'.") }
-    }
-
-    /// Saves a new handle in the private database and in the public user record.
-    public func setHandle(_ handle: String) throws {
-        try Self.checkHandle(handle)
-        var preferences = (try? container.privateDatabase.record(for: Self.preferencesID)) ?? Record(recordType: "Preferences", recordID: Self.preferencesID)
-        preferences["handle"] = .string(handle)
-        try container.privateDatabase.save(preferences, savePolicy: .changedKeys)
-        try updateProfile { $0["handle"] = .string(handle) }
-    }
-
-    /// Changes the public user record: handle, names, and whether others may look this user up.
-    func updateProfile(_ change: (inout Record) -> Void) throws {
-        let id = user
-        var record = (try? container.publicDatabase.record(for: id)) ?? Record(recordType: ChatSchema.userType, recordID: id)
-        if record["handle"] == nil { record["handle"] = .string(handle) }
-        change(&record)
-        // Only this user writes their profile, a field at a time: no conflicts with an earlier version of it.
-        try engine.send(saving: [Record(recordType: record.recordType, recordID: id, fields: record.fields, changeTag: nil)],
-                        savePolicy: .changedKeys)
-    }
-
-    // MARK: Channels
-
-    /// Every channel, oldest first, as the original app lists them.
-    public func channels() throws -> [Channel] {
-        var channels: [Channel] = []
-        var cursor: QueryCursor?
-        let query = Query(recordType: ChatSchema.channelType, sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
-        repeat {
-            let page = try container.publicDatabase.records(matching: query, resultsLimit: 1000, cursor: cursor)
-            channels += page.records.compactMap(Channel.init)
-            cursor = page.cursor
-        } while cursor != nil
-        return channels
-    }
-
-    /// One channel, or `nil` if there is none by that name; one this user's outbox is still creating counts.
-    public func channel(_ name: ChannelName) throws -> Channel? {
-        do {
-            return Channel(try container.publicDatabase.record(for: name.recordID))
-        } catch let error as StoreError where error.code == .unknownItem {
-            return try queuedChannel(name.recordID)
-        }
-    }
-
-    /// A channel that waits in the outbox to be created, as it will read once it is.
-    private func queuedChannel(_ id: RecordID) throws -> Channel? {
-        guard let entry = try engine.outboxEntry(for: id), entry.operation == .save, let record = entry.record,
-              let channel = Channel(record) else { return nil }
-        return Channel(name: channel.name, topic: channel.topic, creator: user, created: Date(), recordID: id)
-    }
-
-    /// The channel or a clear error.
-    public func existingChannel(_ name: ChannelName) throws -> Channel {
-        guard let channel = try channel(name) else {
-            throw CommandError("There is no channel \(name); /join \(name.display) creates it.")
-        }
-        return channel
-    }
-
-    /// Creates a channel; `CommandError` if the name is taken.
-    @discardableResult
-    public func createChannel(_ name: ChannelName, topic: String? = nil) throws -> Channel {
-        let record = Self.channelRecord(name, topic: topic)
-        do {
-            let saved = try container.publicDatabase.save(record)
-            guard let channel = Channel(saved) else { throw CommandError("Channel \(name) could not be read back.") }
-            return channel
-        } catch let error as StoreError where error.code == .serverRecordChanged || error.code == .permissionFailure {
-            // Taken by this user earlier (a tag conflict) or by someone else (not theirs to change).
-            throw Self.alreadyExists(name)
-        }
-    }
-
-    static func alreadyExists(_ name: ChannelName) -> CommandError {
-        CommandError("Channel \(name) already exists; /join \(name.display) to join it.")
-    }
-
-    /// Joins a channel, creating it if it does not exist, as IRC does. Returns whether this call queued its creation.
-    ///
-    /// Everything goes through the outbox, the channel included: a channel
-    /// that someone else creates before it is sent counts as created, so two
-    /// users who join a new channel at once both get in; the channel then
-    /// keeps its creator's topic, not `topic`.
-    @discardableResult
-    public func join(_ name: ChannelName, topic: String? = nil) throws -> (channel: Channel, created: Bool) {
-        var changes: [OutgoingChange] = []
-        let channel: Channel
-        var created = false
-        if let existing = try self.channel(name) {
-            channel = existing
-        } else {
-            let record = Self.channelRecord(name, topic: topic)
-            changes.append(.create(record))
-            channel = Channel(name: name, topic: topic ?? "", creator: user, created: Date(), recordID: record.recordID)
-            created = true
-        }
-        let id = Member.recordID(channel: channel.name, user: user)
-        // Joining again (another terminal, a new handle) updates the stored membership rather than conflicting with it.
-        var membership = (try? container.publicDatabase.record(for: id)) ?? Record(recordType: ChatSchema.membershipType, recordID: id)
-        if membership["handle"]?.stringValue != handle || membership.recordChangeTag == nil {
-            membership["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
-            membership["user"] = .string(user.recordName)
-            membership["handle"] = .string(handle)
-            changes.append(.save(membership, .ifServerRecordUnchanged))
-        }
-        if !changes.isEmpty { try engine.send(changes) }
-        // A channel made here, or still waiting in the outbox, has no stored creation date to tie the subscription to yet.
-        let stored = try !created && engine.state(of: channel.recordID) != .pending
-        try Subscriptions(client: self).subscribe(to: channel, confirmedCreation: stored)
-        return (channel, created)
-    }
-
-    /// A new channel's record.
-    static func channelRecord(_ name: ChannelName, topic: String?) -> Record {
-        var record = Record(recordType: ChatSchema.channelType, recordID: name.recordID)
-        record["name"] = .string(name.display)
-        record["topic"] = .string(topic ?? "")
-        return record
-    }
-
-    /// Whether this user is a member of the channel (or has a join on its way).
-    func isMember(of channel: Channel) throws -> Bool {
-        let id = Member.recordID(channel: channel.name, user: user)
-        if try engine.state(of: id) == .pending { return true }
-        return (try? container.publicDatabase.record(for: id, desiredKeys: [])) != nil
-    }
-
-    /// Leaves a channel: removes the membership and the subscription.
-    public func leave(_ name: ChannelName) throws {
-        recentlyJoined.withLock { _ = $0.removeValue(forKey: name) }
-        let channel = try existingChannel(name)
-        try engine.send(deleting: [Member.recordID(channel: channel.name, user: user)])
-        try Subscriptions(client: self).unsubscribe(from: channel)
-    }
-
-    /// Deletes a channel with its messages and memberships; only its creator may.
-    /// `queued` sends the delete through the outbox: a failure then arrives as a `sendFailed` event.
-    public func deleteChannel(_ name: ChannelName, queued: Bool = false) throws {
-        recentlyJoined.withLock { _ = $0.removeValue(forKey: name) }
-        let channel = try existingChannel(name)
-        guard channel.creator == user else {
-            throw CommandError("Only the creator of \(name) (\(channel.creator?.recordName ?? "someone else")) can delete it.")
-        }
-        if queued {
-            try engine.send(deleting: [channel.recordID])
-        } else {
-            try container.publicDatabase.deleteRecord(withID: channel.recordID)
-        }
-        try? Subscriptions(client: self).unsubscribe(from: channel)
-    }
-
-    /// Sets a channel's topic; only its creator may.
-    /// `queued` sends it through the outbox: a failure then arrives as a `sendFailed` event.
-    public func setTopic(_ topic: String, of name: ChannelName, queued: Bool = false) throws {
-        let channel = try existingChannel(name)
-        guard channel.creator == user else {
-            throw CommandError("Only the creator of \(name) can set its topic.")
-        }
-        if queued, let entry = try engine.outboxEntry(for: channel.recordID), entry.createsOnly, var creating = entry.record {
-            // Not created yet: a save of the topic alone would replace the creation in the outbox.
-            creating["topic"] = .string(topic)
-            try engine.send([.create(creating)])
-            return
-        }
-        var record = Record(recordType: ChatSchema.channelType, recordID: channel.recordID)
-        record["topic"] = .string(topic)
-        if queued {
-            try engine.send(saving: [record], savePolicy: .changedKeys)
-        } else {
-            try container.publicDatabase.save(record, savePolicy: .changedKeys)
-        }
-    }
-
-    /// Who is in a channel, from its memberships, in order of joining.
-    public func members(of name: ChannelName) throws -> [Member] {
-        let channel = try existingChannel(name)
-        let query = Query(recordType: ChatSchema.membershipType,
-                          predicate: try QueryPredicate(format: "channel == %@", channel.recordID),
-                          sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
-        return try container.publicDatabase.records(matching: query, resultsLimit: 10_000).records.compactMap(Member.init)
-    }
-
-    /// The channels this user is a member of, oldest channel first; joins still in the outbox count.
-    public func joinedChannels() throws -> [Channel] {
-        let query = Query(recordType: ChatSchema.membershipType, predicate: try QueryPredicate(format: "user == %@", user.recordName))
-        let stored = try container.publicDatabase.records(matching: query, resultsLimit: 10_000).records
-        let queued = try engine.outboxEntries().filter { $0.state == .pending && $0.recordType == ChatSchema.membershipType }.compactMap(\.record)
-        let keys = Set((stored + queued).compactMap { $0["channel"]?.referenceValue?.recordID })
-        let joined = try channels().filter { keys.contains($0.recordID) }
-        let known = Set(joined.map(\.recordID))
-        return try joined + keys.subtracting(known).sorted { $0.recordName < $1.recordName }.compactMap(queuedChannel)
-    }
+    /// The OS account's user record, for queries and record names.
+    var userRecordID: RecordID { container.currentUserRecordID }
 }
+

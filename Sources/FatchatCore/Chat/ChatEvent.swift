@@ -8,21 +8,27 @@ public enum ChatEvent: Sendable {
     case message(Message)
     /// A message was edited.
     case messageEdited(Message)
-    case messageDeleted(RecordID)
+    case messageDeleted(MessageID)
     /// A channel appeared or its topic changed.
     case channelChanged(Channel)
     /// A channel was deleted, with everything in it.
-    case channelDeleted(name: String, recordID: RecordID)
+    case channelDeleted(name: String, id: ChannelID)
     /// Someone joined or left a channel.
-    case membersChanged(channel: RecordID)
+    case membersChanged(channel: ChannelID)
     /// A subscription of mine matched someone else's message; a view renders its alert with the sender labelled.
     case notification(ChatNotification)
-    /// Something I sent failed for good; it stays in the outbox until retried or discarded.
-    case sendFailed(RecordID, StoreError)
-    /// Something I sent reached the public database.
-    case sent(RecordID)
-    /// Connectivity and outbox counts.
-    case status(SyncStatus)
+    /// Something I sent failed for good, and why; it stays in the outbox until retried or discarded.
+    ///
+    /// The ID is a message's when a message failed; a join, a topic or a
+    /// channel that failed has an ID that matches no message.
+    case sendFailed(MessageID, reason: String)
+    /// Something I sent reached the shared file; a message's ID matches it.
+    ///
+    /// A batch sends one of these per change: the outbox counts come with
+    /// ``status(_:)``, which follows the batch, not with these.
+    case sent(MessageID)
+    /// Connectivity and outbox counts: the one source of them.
+    case status(ChatStatus)
     /// History was lost (the change token expired); views should reload.
     case reload
     /// A row of the shared file did not decode and was skipped: an inert line to show once.
@@ -31,7 +37,7 @@ public enum ChatEvent: Sendable {
 
 extension ChatEvent {
     /// The chat's reading of one sync event.
-    public static func from(_ event: SyncEvent) -> [ChatEvent] {
+    static func from(_ event: SyncEvent) -> [ChatEvent] {
         switch event {
         case .recordsChanged(let records):
             return records.compactMap { record in
@@ -41,7 +47,7 @@ extension ChatEvent {
                 case ChatSchema.channelType:
                     return Channel(record).map(ChatEvent.channelChanged)
                 case ChatSchema.membershipType:
-                    return record["channel"]?.referenceValue.map { .membersChanged(channel: $0.recordID) }
+                    return record["channel"]?.referenceValue.map { .membersChanged(channel: ChannelID($0.recordID)) }
                 default:
                     return nil
                 }
@@ -49,17 +55,17 @@ extension ChatEvent {
         case .recordsDeleted(let deleted):
             return deleted.compactMap { item in
                 switch item.recordType {
-                case ChatSchema.messageType: .messageDeleted(item.recordID)
-                case ChatSchema.channelType: .channelDeleted(name: String(item.recordID.recordName.dropFirst("channel.".count)), recordID: item.recordID)
+                case ChatSchema.messageType: .messageDeleted(MessageID(item.recordID))
+                case ChatSchema.channelType: .channelDeleted(name: String(item.recordID.recordName.dropFirst("channel.".count)), id: ChannelID(item.recordID))
                 default: nil
                 }
             }
         case .sent(let saved, let deleted):
-            return saved.map { .sent($0.recordID) } + deleted.map { .sent($0) }
+            return saved.map { .sent(MessageID($0.recordID)) } + deleted.map { .sent(MessageID($0)) }
         case .sendFailed(let id, let error):
-            return [.sendFailed(id, error)]
+            return [.sendFailed(MessageID(id), reason: error.message)]
         case .status(let status):
-            return [.status(status)]
+            return [.status(ChatStatus(status))]
         case .changeTokenExpired:
             return [.reload]
         case .damagedRowSkipped(let line):
@@ -67,5 +73,25 @@ extension ChatEvent {
         case .notification(let notification):
             return ChatNotification(notification).map { [.notification($0)] } ?? []
         }
+    }
+}
+
+/// Whether the chat can reach the shared file, and what of mine waits to go out.
+public struct ChatStatus: Sendable, Equatable {
+    /// The last attempt to reach the shared file worked.
+    public var online: Bool
+    /// Changes of mine waiting to be sent.
+    public var pending: Int
+    /// Changes of mine that failed for good and wait for `/retry` or `/discard`.
+    public var failed: Int
+    /// Since when a write has been held up, typically by another process's lock on the file.
+    public var waitingSince: Date?
+
+    public init(online: Bool, pending: Int, failed: Int, waitingSince: Date? = nil) {
+        (self.online, self.pending, self.failed, self.waitingSince) = (online, pending, failed, waitingSince)
+    }
+
+    init(_ status: SyncStatus) {
+        self.init(online: status.online, pending: status.pending, failed: status.failed, waitingSince: status.waitingSince)
     }
 }

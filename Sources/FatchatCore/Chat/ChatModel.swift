@@ -43,8 +43,11 @@ public struct ChannelName: Hashable, Sendable, CustomStringConvertible {
     /// The case-folded key that makes names unique.
     public var key: String { display.lowercased() }
 
+    /// The channel's identity.
+    public var id: ChannelID { ChannelID(recordID) }
+
     /// The channel's record ID in the public database.
-    public var recordID: RecordID { RecordID(recordName: "channel.\(key)") }
+    var recordID: RecordID { RecordID(recordName: "channel.\(key)") }
 
     public var description: String { "#\(display)" }
 }
@@ -53,16 +56,18 @@ public struct ChannelName: Hashable, Sendable, CustomStringConvertible {
 public struct Channel: Hashable, Sendable {
     public var name: ChannelName
     public var topic: String
-    public var creator: RecordID?
+    public var creator: UserID?
     public var created: Date
-    public var recordID: RecordID
+    public var id: ChannelID
 
-    init(name: ChannelName, topic: String, creator: RecordID?, created: Date, recordID: RecordID) {
+    var recordID: RecordID { id.recordID }
+
+    init(name: ChannelName, topic: String, creator: UserID?, created: Date, recordID: RecordID) {
         self.name = name
         self.topic = topic
         self.creator = creator
         self.created = created
-        self.recordID = recordID
+        self.id = ChannelID(recordID)
     }
 
     init?(_ record: Record) {
@@ -70,40 +75,46 @@ public struct Channel: Hashable, Sendable {
               let raw = record["name"]?.stringValue, let name = try? ChannelName(raw) else { return nil }
         self.name = name
         topic = record["topic"]?.stringValue ?? ""
-        creator = record.creatorUserRecordID
+        creator = record.creatorUserRecordID.map(UserID.init)
         created = record.creationDate ?? .distantPast
-        recordID = record.recordID
+        id = ChannelID(record.recordID)
     }
 }
 
 /// A message, read from its record.
 public struct Message: Hashable, Sendable {
-    public var id: RecordID
-    public var channel: RecordID
+    public var id: MessageID
+    public var channel: ChannelID
     /// The channel's name when the message was sent.
     public var channelName: String
     public var text: String
     /// The handle the sender had when sending.
     public var handle: String
     /// The sender's OS identity, which no handle can fake.
-    public var sender: RecordID?
+    public var sender: UserID?
     public var date: Date
     public var edited: Bool
-    public var attachment: Asset?
+    var attachment: Asset?
+    /// The attachment's media type; `nil` when the message has none.
     public var attachmentType: String?
 
-    /// The short ID people type in `/edit`, `/del` and `/save`.
-    public var shortID: String { String(id.recordName.prefix(6)) }
+    /// Whether a file comes with the message, for `/save`.
+    public var hasAttachment: Bool { attachment != nil }
 
-    public init?(_ record: Record) {
+    var recordID: RecordID { id.recordID }
+
+    /// The short ID people type in `/edit`, `/del` and `/save`.
+    public var shortID: String { String(id.rawValue.prefix(6)) }
+
+    init?(_ record: Record) {
         guard record.recordType == ChatSchema.messageType,
               let channel = record["channel"]?.referenceValue?.recordID else { return nil }
-        id = record.recordID
-        self.channel = channel
+        id = MessageID(record.recordID)
+        self.channel = ChannelID(channel)
         channelName = record["channelName"]?.stringValue ?? String(channel.recordName.dropFirst("channel.".count))
         text = record["text"]?.stringValue ?? ""
         handle = record["handle"]?.stringValue ?? record.creatorUserRecordID?.recordName ?? "?"
-        sender = record.creatorUserRecordID
+        sender = record.creatorUserRecordID.map(UserID.init)
         date = record.creationDate ?? Date()
         edited = record["edited"]?.int64Value == 1
         attachment = record["attachment"]?.assetValue
@@ -128,13 +139,13 @@ public struct Message: Hashable, Sendable {
 
 /// Someone's membership of a channel.
 public struct Member: Hashable, Sendable {
-    public var user: RecordID
+    public var user: UserID
     public var handle: String
     public var joined: Date
 
     init?(_ record: Record) {
         guard record.recordType == ChatSchema.membershipType, let user = record["user"]?.stringValue else { return nil }
-        self.user = RecordID(recordName: user)
+        self.user = UserID(rawValue: user)
         handle = record["handle"]?.stringValue ?? user
         joined = record.creationDate ?? .distantPast
     }

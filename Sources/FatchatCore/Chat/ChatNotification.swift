@@ -12,7 +12,7 @@ public struct ChatNotification: Sendable, Hashable {
     static let alertStrings = AlertStrings(FatchatResources.alertFormats)
 
     /// The message that raised it.
-    public var recordID: RecordID
+    public var messageID: MessageID
     /// The channel's name as the message gives it, if it does.
     public var channel: String?
     /// The handle the message was sent under.
@@ -28,7 +28,7 @@ public struct ChatNotification: Sendable, Hashable {
     init?(_ notification: SubscriptionNotification) {
         guard notification.recordType == ChatSchema.messageType else { return nil }
         let creator = notification.creatorUserRecordID?.recordName
-        recordID = notification.recordID
+        messageID = MessageID(notification.recordID)
         channel = notification.fields["channelName"]?.stringValue
         handle = notification.fields["handle"]?.stringValue ?? creator ?? "?"
         user = creator ?? ""

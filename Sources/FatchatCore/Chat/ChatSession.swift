@@ -1,12 +1,11 @@
 import Foundation
-import RecordStore
 
 /// What running a command produced, for the client or the bot to show.
 public enum CommandResult: Sendable {
     /// Nothing to show.
     case done
-    /// A message was queued; it shows as pending until it is sent.
-    case queued(Record)
+    /// A message was queued, as it reads until sent; it shows as pending until it is sent.
+    case queued(Message)
     /// A line of information.
     case info(String)
     /// The outbox changed (`/retry`, `/discard`): what is shown as pending or failed should be read again.
@@ -97,10 +96,10 @@ public final class ChatSession {
         case .search(let text):
             return .searchResults(text, try client.search(text))
         case .retry:
-            let count = try client.retryFailed().count
+            let count = try client.retryFailed()
             return .outboxChanged(count == 0 ? "Nothing failed to send." : "Sending again \(Self.changes(count)) that failed.")
         case .discard:
-            let count = try client.discardFailed().count
+            let count = try client.discardFailed()
             return .outboxChanged(count == 0 ? "Nothing failed to send." : "Dropped \(Self.changes(count)) that failed to send.")
         case .help(let topic):
             return .help(try Help.text(for: topic))

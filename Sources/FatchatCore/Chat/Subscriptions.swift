@@ -14,7 +14,7 @@ struct Subscriptions {
 
     /// `confirmedCreation`: the channel was read from the shared file, so its creation date is the stored one.
     func subscribe(to channel: Channel, confirmedCreation: Bool) throws {
-        let predicate = try QueryPredicate(format: "channel == %@ AND creatorUserRecordID != %@", channel.recordID, client.user)
+        let predicate = try QueryPredicate(format: "channel == %@ AND creatorUserRecordID != %@", channel.recordID, client.userRecordID)
         let info = NotificationInfo(alertLocalizationKey: "message_alert", alertLocalizationArgs: ["handle", "text", "channelName"],
                                     shouldBadge: true, desiredKeys: ["channelName", "handle", "text"])
         // Tied to the channel as read: if it is deleted (and made again) before this goes out, the save is

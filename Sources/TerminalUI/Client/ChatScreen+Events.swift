@@ -1,7 +1,5 @@
 import FatchatCore
 import Foundation
-import RecordStore
-import SyncEngine
 
 extension ChatScreen {
     /// One event from the chat: new messages, edits, deletions, notifications, status.
@@ -10,32 +8,31 @@ extension ChatScreen {
         case .message(let message), .messageEdited(let message):
             receive(message)
         case .messageDeleted(let id):
-            state.messages.removeAll { $0.id == id.recordName }
+            state.messages.removeAll { $0.id == id.rawValue }
         case .channelChanged(let channel):
-            if let index = channels.firstIndex(where: { $0.recordID == channel.recordID }) {
-                channels[index] = channel
+            if let index = roster.channels.firstIndex(where: { $0.id == channel.id }) {
+                roster.channels[index] = channel
                 refreshChannelList()
             }
         case .channelDeleted(let name, let id):
             channelDeleted(name: name, id: id)
         case .membersChanged(let channel):
-            if channel == current?.recordID { refreshMembers() }
+            if channel == current?.id { refreshMembers() }
         case .notification(let notification):
             guard let channel = notification.channel, channel.lowercased() != session.current?.key else { return }
             let sender = ClientRenderer.sender(handle: notification.handle, user: notification.user, in: state)
             state.banner = Banner(text: notification.alert(sender: sender), expiresAt: Date().addingTimeInterval(options.bannerSeconds))
-        case .sendFailed(let id, let error):
+        case .sendFailed(let id, let reason):
+            // The counts follow with the status that comes after the batch.
             mark(id, .failed)
-            notice("not sent: \(error.message) (it stays in the outbox)")
-            refreshStatusCounts()
+            notice("not sent: \(reason) (it stays in the outbox)")
         case .sent(let id):
             mark(id, .sent)
-            refreshStatusCounts()
         case .status(let status):
             state.status.pendingCount = status.pending
             state.status.failedCount = status.failed
-            waitingSince = status.waitingSince
-            engineState = status.online ? "online" : "offline: \(status.pending) queued"
+            sync.waitingSince = status.waitingSince
+            sync.state = status.online ? "online" : "offline: \(status.pending) queued"
             describeWait()
         case .reload:
             if let name = session.current { select(name) }
@@ -46,26 +43,20 @@ extension ChatScreen {
 
     /// While a write or a channel's history is held up, the status line says so; `tick` keeps the count going.
     func describeWait(now: Date = Date()) {
-        if let waitingSince {
-            state.status.syncState = "waiting for the database: locked for \(max(0, Int(now.timeIntervalSince(waitingSince)))) s"
-        } else if lockedChannel != nil {
-            state.status.syncState = "waiting for the database: locked"
-        } else {
-            state.status.syncState = engineState
-        }
+        state.status.syncState = sync.describe(now: now)
     }
 
-    private func mark(_ id: RecordID, _ delivery: MessageItem.Delivery) {
-        if let index = state.messages.firstIndex(where: { $0.id == id.recordName }) {
+    private func mark(_ id: MessageID, _ delivery: MessageItem.Delivery) {
+        if let index = state.messages.firstIndex(where: { $0.id == id.rawValue }) {
             state.messages[index].delivery = delivery
         }
     }
 
     private func receive(_ message: Message) {
-        guard let channel = channels.first(where: { $0.recordID == message.channel }) else { return }
+        guard let channel = roster.channels.first(where: { $0.id == message.channel }) else { return }
         let mine = message.sender == client.user
         if channel.name == session.current {
-            if let index = state.messages.firstIndex(where: { $0.id == message.id.recordName }) {
+            if let index = state.messages.firstIndex(where: { $0.id == message.id.rawValue }) {
                 let delivery = state.messages[index].delivery == .failed ? .failed : MessageItem.Delivery.sent
                 state.messages[index] = item(message, delivery: delivery)
             } else if window.atNewest {
@@ -75,15 +66,15 @@ extension ChatScreen {
                 state.hasNewMessagesBelow = true
             }
         } else if !mine {
-            unread[channel.recordID, default: 0] += 1
+            roster.unread[channel.id, default: 0] += 1
         }
         // Only the part of a message the client draws is searched for a mention, so a huge one costs no more.
         if !mine, mentionsMe(TextPrefix(message.text, limit: TextPrefix.messageBytes).shown) {
-            if channel.name != session.current { mentions.insert(channel.recordID) }
-            if options.bellOnMention { effects.append(.bell) }
+            if channel.name != session.current { roster.mentions.insert(channel.id) }
+            if options.bellOnMention { requests.effects.append(.bell) }
             if options.desktopNotifications {
-                let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.recordName ?? "", in: state)
-                effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.rawValue ?? "", in: state)
+                requests.effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))
             }
         }
         refreshChannelList()
@@ -97,16 +88,14 @@ extension ChatScreen {
             .contains { $0 == handle }
     }
 
-    private func channelDeleted(name: String, id: RecordID) {
-        let wasCurrent = current?.recordID == id
-        channels.removeAll { $0.recordID == id }
-        unread[id] = nil
-        mentions.remove(id)
+    private func channelDeleted(name: String, id: ChannelID) {
+        let wasCurrent = current?.id == id
+        roster.remove(id)
         guard wasCurrent else {
             refreshChannelList()
             return
         }
-        if let next = channels.first {
+        if let next = roster.channels.first {
             select(next.name)
             notice("#\(name) was deleted; you are now in #\(next.name.display)")
         } else {

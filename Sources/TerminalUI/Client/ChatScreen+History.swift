@@ -1,6 +1,5 @@
 import FatchatCore
 import Foundation
-import RecordStore
 
 /// The loaded slice of the current channel's history, and how to extend it.
 ///
@@ -8,9 +7,9 @@ import RecordStore
 /// user scrolls toward; the client never loads a whole channel.
 struct HistoryWindow {
     /// Continues toward older messages; nil at the channel's start.
-    var olderCursor: QueryCursor?
+    var olderCursor: HistoryCursor?
     /// Continues toward newer messages; nil when the slice reaches the newest.
-    var newerCursor: QueryCursor?
+    var newerCursor: HistoryCursor?
     /// The slice ends with the channel's newest message, so live messages extend it.
     var atNewest = true
 }
@@ -18,11 +17,11 @@ struct HistoryWindow {
 extension ChatScreen {
     func item(_ message: Message, delivery: MessageItem.Delivery = .sent) -> MessageItem {
         var text = message.text
-        if message.attachment != nil {
+        if message.hasAttachment {
             text = "[\(message.attachmentType ?? "file") \(message.shortID)] " + text
         }
-        return MessageItem(id: message.id.recordName, time: message.date, handle: message.handle,
-                           userID: message.sender?.recordName ?? "", text: text, isEdited: message.edited, delivery: delivery)
+        return MessageItem(id: message.id.rawValue, time: message.date, handle: message.handle,
+                           userID: message.sender?.rawValue ?? "", text: text, isEdited: message.edited, delivery: delivery)
     }
 
     /// The newest page, scrolled to the bottom.
@@ -35,15 +34,10 @@ extension ChatScreen {
         state.hasNewMessagesBelow = false
     }
 
-    /// My messages still in the outbox for this channel, shown as pending.
+    /// My messages still going out in this channel, shown as pending or failed.
     func pendingItems(in name: ChannelName) -> [MessageItem] {
-        let entries = (try? client.engine.outboxEntries()) ?? []
-        return entries.compactMap { entry -> MessageItem? in
-            guard let record = entry.record, var message = Message(record), message.channel == name.recordID else { return nil }
-            message.sender = client.user
-            if case .failed = entry.state { return item(message, delivery: .failed) }
-            return item(message, delivery: .pending)
-        }
+        let outgoing = (try? client.outgoingMessages(in: name)) ?? []
+        return outgoing.map { item($0.message, delivery: $0.failed ? .failed : .pending) }
     }
 
     /// The oldest page, for Home.

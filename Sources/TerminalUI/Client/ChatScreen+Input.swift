@@ -1,6 +1,5 @@
 import FatchatCore
 import Foundation
-import RecordStore
 
 extension ChatScreen {
     /// One key or paste from the terminal.
@@ -23,7 +22,7 @@ extension ChatScreen {
         guard let action = ClientAction.forKey(key, inputIsEmpty: editor.text.isEmpty) else { return false }
         switch action {
         case .selectChannel(let index):
-            if index <= channels.count { select(channels[index - 1].name) }
+            if index <= roster.channels.count { select(roster.channels[index - 1].name) }
         case .nextChannel:
             switchChannel(by: 1)
         case .previousChannel:
@@ -56,8 +55,8 @@ extension ChatScreen {
 
     private func completionCandidates() -> CompletionCandidates {
         CompletionCandidates(commands: CommandGrammar.entries.map { "/" + $0.name },
-                             channels: channels.map { "#" + $0.name.display },
-                             handles: memberHandles)
+                             channels: roster.channels.map { "#" + $0.name.display },
+                             handles: state.members.map(\.handle))
     }
 
     // MARK: Channels
@@ -65,8 +64,8 @@ extension ChatScreen {
     func select(_ name: ChannelName) {
         do {
             try open(name)
-            if lockedChannel != nil {
-                lockedChannel = nil
+            if sync.lockedChannel != nil {
+                sync.lockedChannel = nil
                 describeWait()
             }
         } catch where Self.isLocked(error) {
@@ -77,6 +76,7 @@ extension ChatScreen {
     }
 
     private func switchChannel(by step: Int) {
+        let channels = roster.channels
         guard !channels.isEmpty else { return }
         let index = channels.firstIndex { $0.name == session.current } ?? 0
         select(channels[(index + step + channels.count) % channels.count].name)
@@ -84,16 +84,18 @@ extension ChatScreen {
 
     /// Alt-A: the next channel with unread messages, mentions first.
     private func switchToActivity() {
+        let channels = roster.channels
+        guard !channels.isEmpty else { return }
         let index = channels.firstIndex { $0.name == session.current } ?? 0
-        let order = (1...max(1, channels.count)).map { channels[(index + $0) % channels.count] }
-        if let target = order.first(where: { mentions.contains($0.recordID) }) ?? order.first(where: { (unread[$0.recordID] ?? 0) > 0 }) {
+        let order = (1...channels.count).map { channels[(index + $0) % channels.count] }
+        if let target = order.first(where: { roster.mentions.contains($0.id) }) ?? order.first(where: { (roster.unread[$0.id] ?? 0) > 0 }) {
             select(target.name)
         }
     }
 
     func quit() {
         if let name = session.current { markRead(name) }
-        wantsQuit = true
+        requests.quit = true
     }
 
     // MARK: Commands
@@ -108,27 +110,18 @@ extension ChatScreen {
         }
     }
 
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case let error as CommandError: error.message
-        case let error as StoreError: error.message
-        default: "\(error)"
-        }
-    }
+    static func describe(_ error: any Error) -> String { ChatClient.describe(error) }
 
     private func show(_ result: CommandResult) {
         switch result {
         case .done:
             break
-        case .queued(let record):
-            guard var message = Message(record), message.channel == session.current?.recordID else { return }
+        case .queued(let message):
+            guard message.channel == session.current?.id else { return }
             if !window.atNewest { try? loadNewest() }
-            message.sender = client.user
-            message.date = Date()
-            state.messages.removeAll { $0.id == message.id.recordName }
+            state.messages.removeAll { $0.id == message.id.rawValue }
             state.messages.append(item(message, delivery: .pending))
             state.scroll = .bottom
-            refreshStatusCounts()
         case .info(let text):
             notice(text)
         case .outboxChanged(let text):
@@ -139,21 +132,21 @@ extension ChatScreen {
             select(name)
             notice(created ? "created #\(name.display) and joined it" : "joined #\(name.display)")
         case .left(let name, let next):
-            channels.removeAll { $0.name == name }
+            roster.channels.removeAll { $0.name == name }
             if let next { select(next) } else { state.messages = []; refreshChannelList() }
             notice("left #\(name.display)")
         case .channels(let all):
             notice("channels: " + all.map { "#" + $0.name.display }.joined(separator: " "))
         case .members(let name, let members):
-            notice("#\(name.display): " + members.map { ClientRenderer.sender(handle: $0.handle, user: $0.user.recordName, in: state) }
+            notice("#\(name.display): " + members.map { ClientRenderer.sender(handle: $0.handle, user: $0.user.rawValue, in: state) }
                 .joined(separator: " "))
         case .topic(let name, let topic):
             notice("topic of #\(name.display): \(topic.isEmpty ? "(none)" : topic)")
-            if let index = channels.firstIndex(where: { $0.name == name }) { channels[index].topic = topic; refreshChannelList() }
+            if let index = roster.channels.firstIndex(where: { $0.name == name }) { roster.channels[index].topic = topic; refreshChannelList() }
         case .searchResults(let text, let messages):
             notice(messages.isEmpty ? "no message matches \(text)" : "\(messages.count) match\(messages.count == 1 ? "" : "es") for \(text):")
             for message in messages {
-                let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.recordName ?? "", in: state)
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.rawValue ?? "", in: state)
                 notice("#\(message.channelName) <\(sender)> \(message.text)  [\(message.shortID)]")
             }
         case .help:

@@ -1,20 +1,17 @@
 import FatchatCore
 import Foundation
-import RecordStore
 
 extension ChatScreen {
     /// Whether an error means another process holds the shared file locked, so the same read works later.
-    static func isLocked(_ error: any Error) -> Bool {
-        (error as? StoreError)?.code == .zoneBusy
-    }
+    static func isLocked(_ error: any Error) -> Bool { ChatClient.isLockedOut(error) }
 
     /// A channel could not be read because the shared file is locked: the screen says so, and ``tick(now:)`` tries again.
     ///
     /// The session is already on the new channel, so what is typed now goes
     /// there; the old channel's lines are cleared rather than shown under its name.
     func waitForLock(toShow name: ChannelName) {
-        guard lockedChannel != name else { return }
-        lockedChannel = name
+        guard sync.lockedChannel != name else { return }
+        sync.lockedChannel = name
         state.messages = []
         state.members = []
         window = HistoryWindow()
@@ -25,9 +22,9 @@ extension ChatScreen {
 
     /// Shows the channel the lock held up, if the lock is gone now.
     func retryLockedChannel() {
-        guard let name = lockedChannel else { return }
+        guard let name = sync.lockedChannel else { return }
         guard name == session.current else {
-            lockedChannel = nil
+            sync.lockedChannel = nil
             describeWait()
             return
         }

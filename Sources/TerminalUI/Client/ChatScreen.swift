@@ -1,6 +1,5 @@
 import FatchatCore
 import Foundation
-import RecordStore
 
 /// The full-screen client's brain: chat state in, a ``ClientViewState`` out.
 ///
@@ -33,26 +32,20 @@ public final class ChatScreen {
     let options: Options
     let renderOptions: RenderOptions
 
+    /// What is drawn: the renderer's whole input.
     public internal(set) var state = ClientViewState()
     var editor = LineEditor()
-    var histories: [RecordID: InputHistory] = [:]
-    var channels: [Channel] = []
-    var unread: [RecordID: Int] = [:]
-    var mentions: Set<RecordID> = []
+    var roster = ChannelRoster()
     var window = HistoryWindow()
-    var memberHandles: [String] = []
-    var effects: [Effect] = []
+    var sync = SyncLine()
+    var requests = AppRequests()
+    /// Numbers the notices, which are not stored and so have no message ID.
     var noticeCounter = 0
-    /// Since when the engine's write to the shared file has been held up, if it is.
-    var waitingSince: Date?
-    /// The engine's state in words, for the status line when nothing is held up.
-    var engineState = "connecting"
-    /// The channel whose history a lock on the shared file kept from being read; retried every tick.
-    var lockedChannel: ChannelName?
     public internal(set) var width: Int
     public internal(set) var height: Int
+
     /// Set once the user asked to quit.
-    public internal(set) var wantsQuit = false
+    public var wantsQuit: Bool { requests.quit }
 
     /// Opens the client on the user's channels; on a first run it joins #general.
     public init(client: ChatClient, width: Int, height: Int, options: Options = Options(),
@@ -64,23 +57,22 @@ public final class ChatScreen {
         self.width = width
         self.height = height
         state.myHandle = client.handle
-        state.status = StatusInfo(handle: client.handle, syncState: engineState)
+        state.status = StatusInfo(handle: client.handle, syncState: sync.state)
         state.helpText = HelpText.bundled
-        channels = try client.joinedChannels()
-        if channels.isEmpty {
+        roster.channels = try client.joinedChannels()
+        if roster.channels.isEmpty {
             let general = try ChannelName("general")
             try client.join(general)
-            channels = [try client.existingChannel(general)]
+            roster.channels = [try client.existingChannel(general)]
         }
-        if let first = channels.first { try open(first.name) }
-        refreshStatusCounts()
+        if let first = roster.channels.first { try open(first.name) }
     }
 
     /// Counts unread messages in every other channel; the app calls it after the first
     /// frame is on screen, so that startup does not grow with the number of channels.
     public func loadUnreadCounts() {
-        for channel in channels where channel.name != session.current {
-            unread[channel.recordID] = (try? client.unreadCount(channel.name)) ?? 0
+        for channel in roster.channels where channel.name != session.current {
+            roster.unread[channel.id] = (try? client.unreadCount(channel.name)) ?? 0
         }
         refreshChannelList()
     }
@@ -93,8 +85,8 @@ public final class ChatScreen {
 
     /// Effects waiting since the last call (bell, desktop notifications).
     public func takeEffects() -> [Effect] {
-        defer { effects.removeAll() }
-        return effects
+        defer { requests.effects.removeAll() }
+        return requests.effects
     }
 
     /// The terminal changed size: the text re-wraps, and the scroll anchor keeps the place.
@@ -115,38 +107,34 @@ public final class ChatScreen {
     // MARK: Channels
 
     /// The channel on screen.
-    var current: Channel? { channels.first { $0.name == session.current } }
+    var current: Channel? { roster.channels.first { $0.name == session.current } }
 
     /// Shows a channel: its newest page, title, members and where unread messages start.
     func open(_ name: ChannelName) throws {
         if let previous = session.current, previous != name {
             markRead(previous)
-            histories[previous.recordID] = editor.history
+            roster.histories[previous.id] = editor.history
         }
         session.select(name)
         let channel = try client.existingChannel(name)
-        if !channels.contains(where: { $0.recordID == channel.recordID }) {
-            channels.append(channel)
-            channels.sort { $0.created < $1.created }
-        }
-        editor.history = histories[channel.recordID] ?? InputHistory()
+        roster.add(channel)
+        editor.history = roster.histories[channel.id] ?? InputHistory()
         let lastRead = client.lastRead(name)
         window = HistoryWindow()
         try loadNewest()
         state.firstUnreadMessageID = state.messages.first {
-            $0.time > (lastRead ?? .distantFuture) && $0.userID != client.user.recordName
+            $0.time > (lastRead ?? .distantFuture) && $0.userID != client.user.rawValue
         }?.id
-        unread[channel.recordID] = 0
-        mentions.remove(channel.recordID)
+        roster.seen(channel.id)
         refreshMembers()
         refreshChannelList()
         markRead(name)
     }
 
     func refreshChannelList() {
-        state.channels = channels.map { channel in
-            ChannelItem(id: channel.recordID.recordName, name: "#" + channel.name.display,
-                        unreadCount: unread[channel.recordID] ?? 0, hasMention: mentions.contains(channel.recordID),
+        state.channels = roster.channels.map { channel in
+            ChannelItem(id: channel.id.rawValue, name: "#" + channel.name.display,
+                        unreadCount: roster.unread[channel.id] ?? 0, hasMention: roster.mentions.contains(channel.id),
                         createdAt: channel.created, isCurrent: channel.name == session.current)
         }
         if let current {
@@ -158,8 +146,7 @@ public final class ChatScreen {
 
     func refreshMembers() {
         guard let name = session.current, let members = try? client.members(of: name) else { return }
-        memberHandles = members.map(\.handle)
-        state.members = members.map { MemberItem(handle: $0.handle, userID: $0.user.recordName) }
+        state.members = members.map { MemberItem(handle: $0.handle, userID: $0.user.rawValue) }
         refreshChannelList()
     }
 
@@ -182,12 +169,5 @@ public final class ChatScreen {
         noticeCounter += 1
         state.messages.append(MessageItem(id: Self.noticePrefix + String(noticeCounter), time: Date(), handle: "*",
                                           userID: "", text: text, isNotice: true))
-    }
-
-    /// The status line's outbox counts, from the outbox itself.
-    func refreshStatusCounts() {
-        guard let entries = try? client.engine.outboxEntries() else { return }
-        state.status.pendingCount = entries.filter { $0.state == .pending }.count
-        state.status.failedCount = entries.count - state.status.pendingCount
     }
 }

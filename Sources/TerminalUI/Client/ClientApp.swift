@@ -1,10 +1,8 @@
 import FatchatCore
 import Foundation
-import RecordStore
-import SyncEngine
 import Synchronization
 
-/// Runs the full-screen client: ncurses on this thread, the sync engine behind a descriptor.
+/// Runs the full-screen client: ncurses on this thread, the chat's events behind a descriptor.
 public enum ClientApp {
     /// Unblocks the signals the client handles on this thread. Something in the
     /// process's runtime leaves the main thread with them blocked (seen in
@@ -20,23 +18,21 @@ public enum ClientApp {
     ///
     /// Opening the shared file can wait on another process's lock: a thread
     /// opens it while this one shows the wait and keeps the typed keys, which
-    /// reach the chat once it is open. On the way out the engine gets a moment
+    /// reach the chat once it is open. On the way out the chat gets a moment
     /// to finish; a write still held up is left to the exit, as the outbox keeps it.
     ///
     /// Reads made on this thread give up on a locked file at once
-    /// (``LockPatience/brief(_:)``): the screen says so and tries again, instead of freezing.
+    /// (``ChatClient/withoutWaitingForLocks(_:)``): the screen says so and tries again, instead of freezing.
     public static func run(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
-        try LockPatience.brief { try runBriefly(client: client, options: options) }
+        try ChatClient.withoutWaitingForLocks { try runBriefly(client: client, options: options) }
     }
 
     private static func runBriefly(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
         takeSignalsOnThisThread()
         let terminal = try CursesTerminal()
-        let engine = client.engine
-        // Standard error is the screen now: a skipped damaged row comes through the engine's events instead.
-        engine.reportDamagedRows()
-        engine.start()
-        defer { engine.stop(waitingAtMost: 1) }
+        // Standard error is the screen now: a skipped damaged row comes through the chat's events instead.
+        client.start(reportingDamagedRows: true)
+        defer { client.stop(waitingAtMost: 1) }
         let renderOptions = RenderOptions(usesColor: terminal.usesColor)
         var opening = Opening(client: client)
         var screen: ChatScreen?
@@ -65,7 +61,7 @@ public enum ClientApp {
             throw failure
         }
         terminal.draw(screen?.render() ?? opening.render(size: terminal.size, options: renderOptions))
-        try MainLoop.run(terminal: terminal, eventDescriptor: engine.eventDescriptor) { event, terminal in
+        try MainLoop.run(terminal: terminal, eventDescriptor: client.eventDescriptor) { event, terminal in
             openScreen(terminal)
             if failure != nil { return .stop }
             switch event {
@@ -82,10 +78,8 @@ public enum ClientApp {
                     }
                 }
             case .eventsReady:
-                while let event = engine.nextEvent() {
-                    for chat in ChatEvent.from(event) {
-                        if let screen { screen.handle(chat) } else { opening.note(chat) }
-                    }
+                for chat in client.drainEvents() {
+                    if let screen { screen.handle(chat) } else { opening.note(chat) }
                 }
             case .tick:
                 screen?.tick()
@@ -147,13 +141,13 @@ struct Opening {
     /// Gives the usual quick open a moment, so that the chat is the first frame.
     func waitBriefly() { _ = opened.wait(timeout: .now() + 0.5) }
 
-    /// What the chat is told once shown: the damaged rows skipped meanwhile, then the engine's last status;
+    /// What the chat is told once shown: the damaged rows skipped meanwhile, then the last status;
     /// the chat's own load covers the rest.
     var events: [ChatEvent] { damagedRows + (status.map { [$0] } ?? []) }
     private var status: ChatEvent?
     private var damagedRows: [ChatEvent] = []
 
-    /// Keeps the engine's last status, and every damaged row, for the chat.
+    /// Keeps the last status, and every damaged row, for the chat.
     mutating func note(_ event: ChatEvent) {
         switch event {
         case .status: status = event

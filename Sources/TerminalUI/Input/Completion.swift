@@ -11,7 +11,7 @@ public struct CompletionCandidates: Sendable, Equatable {
 
     /// Creates a candidate set.
     public init(commands: [String] = [], channels: [String] = [], handles: [String] = [],
-                channelCommands: Set<String> = ["/join", "/part", "/leave", "/delete", "/invite"]) {
+                channelCommands: Set<String> = ["/join", "/part", "/leave", "/delete"]) {
         self.commands = commands
         self.channels = channels
         self.handles = handles

@@ -44,7 +44,4 @@ public struct InputHistory: Sendable, Equatable {
         position = nil
         return draft
     }
-
-    /// Stops browsing (after an edit the shown line becomes the draft).
-    public mutating func stopBrowsing() { position = nil }
 }

@@ -151,7 +151,7 @@ public struct StatusInfo: Sendable, Equatable {
     public var pendingCount: Int
     /// Messages that could not be sent.
     public var failedCount: Int
-    /// The sync engine's state in words, e.g. `online` or `offline: 3 queued`.
+    /// The sync state in words, e.g. `online` or `offline: 3 queued`.
     public var syncState: String
 
     /// Creates a status.
