@@ -28,19 +28,13 @@ final class EventQueue<Element: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
-    private let readEnd: Int32
-    private let writeEnd: Int32
+    private let pipe: WakePipe
 
     /// The read end of a pipe that holds one byte while events are waiting.
-    var descriptor: Int32 { readEnd }
+    var descriptor: Int32 { pipe.readDescriptor }
 
     init() throws {
-        (readEnd, writeEnd) = try makeNonBlockingPipe()
-    }
-
-    deinit {
-        close(readEnd)
-        close(writeEnd)
+        pipe = try WakePipe()
     }
 
     /// Adds an event, handing it straight to an `await`ing consumer if there is one.
@@ -49,7 +43,7 @@ final class EventQueue<Element: Sendable>: Sendable {
             if state.finished { return nil }
             if !state.waiters.isEmpty { return state.waiters.removeFirst() }
             state.buffer.append(element)
-            if state.buffer.count - state.head == 1 { signal() }
+            if state.buffer.count - state.head == 1 { pipe.wake() }
             return nil
         }
         waiter?.resume(returning: element)
@@ -59,7 +53,7 @@ final class EventQueue<Element: Sendable>: Sendable {
     func pop() -> Element? {
         state.withLock { state in
             let element = state.removeFirst()
-            if element != nil, state.isEmpty { drain() }
+            if element != nil, state.isEmpty { pipe.drain() }
             return element
         }
     }
@@ -69,7 +63,7 @@ final class EventQueue<Element: Sendable>: Sendable {
         await withCheckedContinuation { continuation in
             let ready: Element?? = state.withLock { state in
                 if let element = state.removeFirst() {
-                    if state.isEmpty { drain() }
+                    if state.isEmpty { pipe.drain() }
                     return .some(element)
                 }
                 if state.finished { return .some(nil) }
@@ -88,15 +82,5 @@ final class EventQueue<Element: Sendable>: Sendable {
             return state.waiters
         }
         for waiter in waiters { waiter.resume(returning: nil) }
-    }
-
-    private func signal() {
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-    }
-
-    private func drain() {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while read(readEnd, &bytes, bytes.count) > 0 {}
     }
 }
