@@ -114,8 +114,7 @@ struct Read: ParsableCommand {
                 say(formatter.message(message))
             }
             guard follow else { return }
-            var follower = Follower(client: client, channel: name, formatter: formatter)
-            try follower.run()
+            try Follower(client: client, channel: name, formatter: formatter).run()
         }
     }
 }
