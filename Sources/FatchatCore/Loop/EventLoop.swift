@@ -16,8 +16,6 @@ public final class EventLoop {
         /// The `revents` bits.
         public let events: Int16
 
-        public init(events: Int16) { self.events = events }
-
         /// A read would not block: data, or end of file.
         public var isReadable: Bool { events & Int16(POLLIN) != 0 }
         /// The other end went away or the descriptor is unusable: reads will never block again,
@@ -159,8 +157,8 @@ public final class EventLoop {
         let left = clock.now.duration(to: nearest)
         if left <= .zero { return 0 }
         let (seconds, attoseconds) = left.components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
+        guard seconds < Int64(Int32.max / 1000) else { return Int32.max }
+        return Int32(seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     private func fireDueTimers() throws {

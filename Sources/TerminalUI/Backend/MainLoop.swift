@@ -8,7 +8,7 @@ public enum LoopEvent: Sendable, Equatable {
     case input([InputEvent])
     /// The event descriptor (e.g. the sync engine's) is readable; drain it.
     case eventsReady
-    /// The timeout passed with nothing else to do (banner expiry, clock).
+    /// A tick period passed (banner expiry, clock); it comes even while messages keep arriving.
     case tick
     /// SIGTERM, SIGHUP or SIGINT arrived; the loop ends after the handler returns.
     case terminate(signal: Int32)
