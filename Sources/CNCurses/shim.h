@@ -98,7 +98,14 @@ static inline int fatchat_route_signals(int write_fd) {
     result |= sigaction(SIGTERM, &action, NULL);
     result |= sigaction(SIGHUP, &action, NULL);
     result |= sigaction(SIGINT, &action, NULL);
-    result |= sigaction(SIGWINCH, &action, fatchat_curses_winch());
+    /* Curses' action is kept before ours goes in, so a resize at once still reaches it.
+       Routed twice, the action found is ours: keeping it would make the handler call itself. */
+    struct sigaction current;
+    result |= sigaction(SIGWINCH, NULL, &current);
+    if (!((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == fatchat_signal_handler)) {
+        *fatchat_curses_winch() = current;
+    }
+    result |= sigaction(SIGWINCH, &action, NULL);
     return result;
 }
 

@@ -11,6 +11,7 @@ public final class WakePipe: Sendable {
     /// The end to write to; `write(2)` is async-signal-safe, so a signal handler may use it.
     public let writeDescriptor: Int32
 
+    /// Opens the pipe; throws ``SyncError/system(_:_:)`` when the process is out of descriptors.
     public init() throws {
         var fds: [Int32] = [-1, -1]
         // Glibc's `pipe2` is not visible from Swift, so the flags are set one by one.

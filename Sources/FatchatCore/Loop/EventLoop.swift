@@ -59,6 +59,7 @@ public final class EventLoop {
     private var stopping = false
     private let clock = ContinuousClock()
 
+    /// A loop with nothing to watch yet; throws ``SyncError/system(_:_:)`` if its wake pipe cannot be made.
     public init() throws {
         wakePipe = try WakePipe()
     }
