@@ -6,6 +6,7 @@
    here: it changes glibc's struct layouts against the other modules. */
 #define NCURSES_WIDECHAR 1
 
+#include <errno.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,36 +53,68 @@ static inline int fatchat_put_cell(WINDOW *win, int y, int x, const unsigned int
 /* A signal handler may only write to a pipe (async-signal-safe); the main
    loop polls the pipe and restores the terminal itself. The descriptor lives
    in a static of this header, which is set and read by the same copy of the
-   inline functions below. */
-static int fatchat_signal_write_fd = -1;
+   inline functions below.
 
-static void fatchat_signal_handler(int signo) {
+   SIGWINCH goes to the pipe too, after curses' own handler has run: that
+   handler only sets a flag that the next read turns into KEY_RESIZE, and
+   without the byte in the pipe a resize that lands while the loop is busy,
+   or on another thread, would wait for the next key. */
+static int fatchat_signal_write_fd = -1;
+/* Curses' SIGWINCH action, kept in a function's static: a bare static struct in this
+   header is not emitted for Swift, and the link fails. */
+static inline struct sigaction *fatchat_curses_winch(void) {
+    static struct sigaction action;
+    return &action;
+}
+
+static void fatchat_signal_handler(int signo, siginfo_t *info, void *context) {
+    if (signo == SIGWINCH) {
+        struct sigaction *curses = fatchat_curses_winch();
+        if (curses->sa_flags & SA_SIGINFO) {
+            if (curses->sa_sigaction != NULL) curses->sa_sigaction(signo, info, context);
+        } else if (curses->sa_handler != SIG_DFL && curses->sa_handler != SIG_IGN) {
+            curses->sa_handler(signo);
+        }
+    }
     unsigned char byte = (unsigned char)signo;
     if (fatchat_signal_write_fd >= 0) {
+        int saved = errno;
         ssize_t ignored = write(fatchat_signal_write_fd, &byte, 1);
         (void)ignored;
+        errno = saved;
     }
 }
 
-/* Route SIGTERM, SIGHUP and SIGINT to `write_fd`; returns 0 on success. */
+/* Route SIGTERM, SIGHUP, SIGINT and SIGWINCH to `write_fd`; call it once curses is set up,
+   so that its SIGWINCH handler is the one kept. Returns 0 on success. */
 static inline int fatchat_route_signals(int write_fd) {
     fatchat_signal_write_fd = write_fd;
     struct sigaction action;
-    action.sa_handler = fatchat_signal_handler;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = fatchat_signal_handler;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = 0;
+    action.sa_flags = SA_SIGINFO;
     int result = 0;
     result |= sigaction(SIGTERM, &action, NULL);
     result |= sigaction(SIGHUP, &action, NULL);
     result |= sigaction(SIGINT, &action, NULL);
+    /* Curses' action is kept before ours goes in, so a resize at once still reaches it.
+       Routed twice, the action found is ours: keeping it would make the handler call itself. */
+    struct sigaction current;
+    result |= sigaction(SIGWINCH, NULL, &current);
+    if (!((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == fatchat_signal_handler)) {
+        *fatchat_curses_winch() = current;
+    }
+    result |= sigaction(SIGWINCH, &action, NULL);
     return result;
 }
 
-/* Give SIGTERM, SIGHUP and SIGINT back their default actions. */
+/* Give SIGTERM, SIGHUP and SIGINT back their default actions, and SIGWINCH to curses. */
 static inline void fatchat_unroute_signals(void) {
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     signal(SIGINT, SIG_DFL);
+    (void)sigaction(SIGWINCH, fatchat_curses_winch(), NULL);
     fatchat_signal_write_fd = -1;
 }
 

@@ -12,11 +12,10 @@ final class ChangeWatcher: Sendable {
     }
 
     private let inotify: Int32
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wakePipe: WakePipe
 
     init(directory: URL, useInotify: Bool) throws {
-        (wakeRead, wakeWrite) = try makeNonBlockingPipe()
+        wakePipe = try WakePipe()
         var watch: Int32 = -1
         if useInotify {
             let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -34,26 +33,23 @@ final class ChangeWatcher: Sendable {
 
     deinit {
         if inotify >= 0 { close(inotify) }
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     /// Makes the current or next `wait` return at once.
     func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        wakePipe.wake()
     }
 
     /// Waits up to `timeout` seconds.
     func wait(timeout: Double) -> Wake {
-        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: wakePipe.readDescriptor, events: Int16(POLLIN), revents: 0)]
         if inotify >= 0 { fds.append(pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)) }
         let milliseconds = Int32(max(0, min(timeout * 1000, Double(Int32.max))))
         let ready = poll(&fds, nfds_t(fds.count), milliseconds)
         guard ready > 0 else { return .timeout }
         var buffer = [UInt8](repeating: 0, count: 4096)
         if fds[0].revents != 0 {
-            while read(wakeRead, &buffer, buffer.count) > 0 {}
+            wakePipe.drain()
             if fds.count > 1, fds[1].revents != 0 { while read(inotify, &buffer, buffer.count) > 0 {} }
             return .woken
         }

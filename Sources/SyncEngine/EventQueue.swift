@@ -27,19 +27,13 @@ final class EventQueue<Element: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
-    private let readEnd: Int32
-    private let writeEnd: Int32
+    private let pipe: WakePipe
 
     /// The read end of a pipe that holds one byte while events are waiting.
-    var descriptor: Int32 { readEnd }
+    var descriptor: Int32 { pipe.readDescriptor }
 
     init() throws {
-        (readEnd, writeEnd) = try makeNonBlockingPipe()
-    }
-
-    deinit {
-        close(readEnd)
-        close(writeEnd)
+        pipe = try WakePipe()
     }
 
     /// Adds an event, unless the queue is finished.
@@ -47,7 +41,7 @@ final class EventQueue<Element: Sendable>: Sendable {
         state.withLock { state in
             if state.finished { return }
             state.buffer.append(element)
-            if state.buffer.count - state.head == 1 { signal() }
+            if state.buffer.count - state.head == 1 { pipe.wake() }
         }
     }
 
@@ -55,7 +49,7 @@ final class EventQueue<Element: Sendable>: Sendable {
     func pop() -> Element? {
         state.withLock { state in
             let element = state.removeFirst()
-            if element != nil, state.isEmpty { drain() }
+            if element != nil, state.isEmpty { pipe.drain() }
             return element
         }
     }
@@ -63,15 +57,5 @@ final class EventQueue<Element: Sendable>: Sendable {
     /// Ends the queue: later pushes are dropped.
     func finish() {
         state.withLock { $0.finished = true }
-    }
-
-    private func signal() {
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-    }
-
-    private func drain() {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while read(readEnd, &bytes, bytes.count) > 0 {}
     }
 }

@@ -8,21 +8,19 @@ struct Admin: ParsableCommand {
         abstract: "The dashboard: record types, queries, subscriptions, index marks, checks.",
         subcommands: [Types.self, QueryRecords.self, ListSubscriptions.self, Index.self, Check.self, Reset.self])
 
-    struct Types: ParsableCommand {
+    struct Types: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "List record types, their counts and fields, and index marks.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
-            try reportingErrors {
-                let database = try global.openContainer(create: false).publicDatabase
-                for summary in try database.recordTypes() {
-                    Output.line("\(summary.recordType) (\(summary.count) record\(summary.count == 1 ? "" : "s"))")
-                    let marks = try database.indexes(ofType: summary.recordType)
-                    for key in summary.fields.keys.sorted() {
-                        var line = "  \(key): \(summary.fields[key] ?? "?")"
-                        if let mark = marks[key] { line += "  [" + Admin.describe(mark) + "]" }
-                        Output.line(line)
-                    }
+        func execute() throws {
+            let database = try global.openContainer(create: false).publicDatabase
+            for summary in try database.recordTypes() {
+                Output.line("\(summary.recordType) (\(summary.count) record\(summary.count == 1 ? "" : "s"))")
+                let marks = try database.indexes(ofType: summary.recordType)
+                for key in summary.fields.keys.sorted() {
+                    var line = "  \(key): \(summary.fields[key] ?? "?")"
+                    if let mark = marks[key] { line += "  [" + Admin.describe(mark) + "]" }
+                    Output.line(line)
                 }
             }
         }
@@ -33,7 +31,7 @@ struct Admin: ParsableCommand {
             .filter { options.contains($0.0) }.map(\.1).joined(separator: ", ")
     }
 
-    struct QueryRecords: ParsableCommand {
+    struct QueryRecords: ReportingCommand {
         static let configuration = CommandConfiguration(
             commandName: "query",
             abstract: "Query records with a CloudKit predicate, e.g. admin query Message 'text BEGINSWITH \"hi\"'.")
@@ -44,34 +42,30 @@ struct Admin: ParsableCommand {
         @Option(help: "At most this many records.") var limit = 20
         @Flag(help: "One JSON object per record.") var json = false
 
-        func run() throws {
-            try reportingErrors {
-                let database = try global.openContainer(create: false).publicDatabase
-                let sorts = try sort.map { spec in
-                    let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
-                    return try QuerySortDescriptor(key: parts.first ?? spec, ascending: parts.count < 2 || parts[1].lowercased() != "desc")
-                }
-                let query = Query(recordType: type, predicate: try QueryPredicate(format: predicate), sortDescriptors: sorts)
-                for record in try database.records(matching: query, resultsLimit: max(1, min(limit, RecordDatabase.maximumResultsLimit))).records {
-                    RecordPrinter.write(record, json: json)
-                }
+        func execute() throws {
+            let database = try global.openContainer(create: false).publicDatabase
+            let sorts = try sort.map { spec in
+                let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+                return try QuerySortDescriptor(key: parts.first ?? spec, ascending: parts.count < 2 || parts[1].lowercased() != "desc")
+            }
+            let query = Query(recordType: type, predicate: try QueryPredicate(format: predicate), sortDescriptors: sorts)
+            for record in try database.records(matching: query, resultsLimit: max(1, min(limit, RecordDatabase.maximumResultsLimit))).records {
+                RecordPrinter.write(record, json: json)
             }
         }
     }
 
-    struct ListSubscriptions: ParsableCommand {
+    struct ListSubscriptions: ReportingCommand {
         static let configuration = CommandConfiguration(commandName: "subscriptions", abstract: "List this user's subscriptions.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
-            try reportingErrors {
-                let database = try global.openContainer(create: false).publicDatabase
-                for line in try SubscriptionListing.lines(database) { Output.line(line) }
-            }
+        func execute() throws {
+            let database = try global.openContainer(create: false).publicDatabase
+            for line in try SubscriptionListing.lines(database) { Output.line(line) }
         }
     }
 
-    struct Index: ParsableCommand {
+    struct Index: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Mark a field queryable, sortable and/or searchable; records saved before are indexed too.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The record type.") var type: String
@@ -87,60 +81,54 @@ struct Admin: ParsableCommand {
             }
         }
 
-        func run() throws {
-            try reportingErrors {
-                var options: FieldIndexOptions = []
-                if queryable { options.insert(.queryable) }
-                if sortable { options.insert(.sortable) }
-                if searchable { options.insert(.searchable) }
-                try global.openContainer(create: false).publicDatabase.setIndexes(options, forField: field, ofType: type)
-                Output.line("\(type).\(field): \(options.isEmpty ? "no marks" : Admin.describe(options))")
-            }
+        func execute() throws {
+            var options: FieldIndexOptions = []
+            if queryable { options.insert(.queryable) }
+            if sortable { options.insert(.sortable) }
+            if searchable { options.insert(.searchable) }
+            try global.openContainer(create: false).publicDatabase.setIndexes(options, forField: field, ofType: type)
+            Output.line("\(type).\(field): \(options.isEmpty ? "no marks" : Admin.describe(options))")
         }
     }
 
-    struct Check: ParsableCommand {
+    struct Check: ReportingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check the public database: the file, its schema (planted triggers, views, tables, indexes), rows that do not decode, references and assets.")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
-            try reportingErrors {
-                // Opening refuses a planted schema; the check reads the file by itself, so it can still say what is wrong.
-                var database: RecordDatabase?
-                do {
-                    database = try global.openContainer(create: false).publicDatabase
-                } catch let error as StoreError where error.code == .badDatabase {}
-                var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL)
-                if let database { problems += try OrphanCheck.problems(database) }
-                if problems.isEmpty {
-                    Output.line("ok")
-                } else {
-                    problems.forEach { Output.line($0) }
-                    throw ExitCode.failure
-                }
+        func execute() throws {
+            // Opening refuses a planted schema; the check reads the file by itself, so it can still say what is wrong.
+            var database: RecordDatabase?
+            do {
+                database = try global.openContainer(create: false).publicDatabase
+            } catch let error as StoreError where error.code == .badDatabase {}
+            var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL)
+            if let database { problems += try OrphanCheck.problems(database) }
+            if problems.isEmpty {
+                Output.line("ok")
+            } else {
+                problems.forEach { Output.line($0) }
+                throw ExitCode.failure
             }
         }
     }
 
-    struct Reset: ParsableCommand {
+    struct Reset: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "Erase every record, message and subscription of the public database (asks first).")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Do not ask for confirmation.") var yes = false
 
-        func run() throws {
-            try reportingErrors {
-                let container = try global.openContainer(create: false)
-                if !yes {
-                    Output.ask("Erase everything in \(container.url.path)? Every client loses its history. Type 'yes' to go on: ")
-                    guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
-                        Output.note("Nothing was erased.")
-                        throw ExitCode.failure
-                    }
+        func execute() throws {
+            let container = try global.openContainer(create: false)
+            if !yes {
+                Output.ask("Erase everything in \(container.url.path)? Every client loses its history. Type 'yes' to go on: ")
+                guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
+                    Output.note("Nothing was erased.")
+                    throw ExitCode.failure
                 }
-                try container.publicDatabase.eraseAll()
-                Output.line("Erased \(container.url.path).")
             }
+            try container.publicDatabase.eraseAll()
+            Output.line("Erased \(container.url.path).")
         }
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import RecordStore
 import TerminalUI
 
-struct Chat: ParsableCommand {
+struct Chat: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Open the full-screen client (the default).",
         discussion: "F1 or /help inside the client lists the keys and commands.")
@@ -12,21 +12,19 @@ struct Chat: ParsableCommand {
     @Flag(help: "Ring the terminal bell when someone mentions your handle.") var bell = false
     @Flag(help: "Send a desktop-notification escape (OSC 777 and OSC 9) when someone mentions you.") var notify = false
 
-    func run() throws {
-        try reportingErrors {
-            var options = ChatScreen.Options()
-            options.bellOnMention = bell
-            options.desktopNotifications = notify
-            do {
-                try ClientApp.run(client: try global.openClient("tui"), options: options)
-            } catch let error as TerminalError {
-                throw CommandError(error.description)
-            }
+    func execute() throws {
+        var options = ChatScreen.Options()
+        options.bellOnMention = bell
+        options.desktopNotifications = notify
+        do {
+            try ClientApp.run(client: try global.openClient("tui"), options: options)
+        } catch let error as TerminalError {
+            throw CommandError(error.description)
         }
     }
 }
 
-struct Init: ParsableCommand {
+struct Init: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make a container that several OS users can share.",
         discussion: """
@@ -41,58 +39,54 @@ struct Init: ParsableCommand {
     @Option(help: "The group whose members may use the container.") var group: String?
     @Flag(name: .customLong("public"), help: "Let every local user read the container (2775, files 0664, assets 0644).") var readableByOthers = false
 
-    func run() throws {
-        try reportingErrors {
-            let url = URL(fileURLWithPath: directory)
-            let container = try SharedContainer.make(at: url, group: group, readableByOthers: readableByOthers,
-                                                     mode: global.fsMode.flatMap(JournalMode.init(rawValue:)))
-            let sharing = group.map { ", shared with group \($0)" } ?? ""
-            print("Created \(container.url.path) (\(container.mode.rawValue) mode\(sharing)\(readableByOthers ? ", readable by everyone" : "")).")
-        }
+    func execute() throws {
+        let url = URL(fileURLWithPath: directory)
+        let container = try SharedContainer.make(at: url, group: group, readableByOthers: readableByOthers,
+                                                 mode: global.fsMode.flatMap(JournalMode.init(rawValue:)))
+        let sharing = group.map { ", shared with group \($0)" } ?? ""
+        print("Created \(container.url.path) (\(container.mode.rawValue) mode\(sharing)\(readableByOthers ? ", readable by everyone" : "")).")
     }
 }
 
-struct Post: ParsableCommand {
+struct Post: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Post a message to a channel, creating the channel if needed.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
     @Argument(parsing: .captureForPassthrough, help: "The text; several words are joined with spaces.") var text: [String]
     @Option(help: "Seconds to wait for the message to be sent; then it exits 3 if it is still queued (it goes out next time).") var timeout = 10.0
 
-    func run() throws {
-        try reportingErrors {
-            let deadline = Date().addingTimeInterval(max(0, timeout))
-            let client = try global.openClient("post")
-            let name = try ChannelName(channel)
-            let words = text.first == "--" ? Array(text.dropFirst()) : text
-            guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
-            // Queued before anything touches the shared file, so that no lock on it can lose the line.
-            let message = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: deadline.timeIntervalSinceNow)
-            client.start()
-            _ = client.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
-            let lockedSince = client.waitingSince
-            let blocking = client.blockingFailure
-            // A write that a lock holds up is left to the exit; the verdict is read after the loops stopped, or gave up on them.
-            client.stop(waitingAtMost: 0.5)
-            switch try client.deliveryState(of: message.id) {
-            case .sent:
-                return
-            case .failed(let reason):
-                throw CommandError("Not sent: \(reason)")
-            case .pending:
-                if let blocking {
-                    Output.error("not sent: \(blocking) It stays queued and goes out once that is mended.")
-                    throw ExitCode(3)
-                }
-                let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""
-                Output.error("not sent within \(timeout.formatted()) s\(why); it stays queued and goes out the next time fatchat runs as you.")
+    func execute() throws {
+        let deadline = Date().addingTimeInterval(max(0, timeout))
+        let client = try global.openClient("post")
+        let name = try ChannelName(channel)
+        let words = text.first == "--" ? Array(text.dropFirst()) : text
+        guard !words.isEmpty else { throw ValidationError("Give the text to post after the channel.") }
+        // Queued before anything touches the shared file, so that no lock on it can lose the line.
+        let message = try client.postBeforeJoining(words.joined(separator: " "), to: name, joinWithin: deadline.timeIntervalSinceNow)
+        client.start()
+        _ = client.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
+        let lockedSince = client.waitingSince
+        let blocking = client.blockingFailure
+        // A write that a lock holds up is left to the exit; the verdict is read after the loops stopped, or gave up on them.
+        client.stop(waitingAtMost: 0.5)
+        switch try client.deliveryState(of: message.id) {
+        case .sent:
+            return
+        case .failed(let reason):
+            throw CommandError("Not sent: \(reason)")
+        case .pending:
+            if let blocking {
+                Output.error("not sent: \(blocking) It stays queued and goes out once that is mended.")
                 throw ExitCode(3)
             }
+            let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""
+            Output.error("not sent within \(timeout.formatted()) s\(why); it stays queued and goes out the next time fatchat runs as you.")
+            throw ExitCode(3)
         }
     }
 }
 
-struct Read: ParsableCommand {
+struct Read: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Print a channel's latest messages, and with --follow, new ones as they come.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
@@ -100,68 +94,61 @@ struct Read: ParsableCommand {
     @Flag(help: "Keep printing new messages until interrupted.") var follow = false
     @Flag(help: "One JSON object per line, as the bot prints.") var json = false
 
-    func run() throws {
-        try reportingErrors {
-            let client = try global.openClient("read", resume: false)
-            let name = try ChannelName(channel)
-            guard try client.channel(name) != nil else { throw CommandError("There is no channel #\(name.display).") }
-            var formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
-            // Every member of the channel is known before the first line, so a handle that copies
-            // one of them shows its account wherever it appears; a sender met later is learnt as it comes.
-            formatter.learn(try client.members(of: name))
-            try client.eachMessage(in: name, last: max(1, last)) { message in
-                formatter.learn(message)
-                say(formatter.message(message))
-            }
-            guard follow else { return }
-            var follower = Follower(client: client, channel: name, formatter: formatter)
-            try follower.run()
+    func execute() throws {
+        let client = try global.openClient("read", resume: false)
+        let name = try ChannelName(channel)
+        guard try client.channel(name) != nil else { throw CommandError("There is no channel #\(name.display).") }
+        var formatter = EventFormatter(json: json, color: !json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
+        // Every member of the channel is known before the first line, so a handle that copies
+        // one of them shows its account wherever it appears; a sender met later is learnt as it comes.
+        formatter.learn(try client.members(of: name))
+        try client.eachMessage(in: name, last: max(1, last)) { message in
+            formatter.learn(message)
+            say(formatter.message(message))
         }
+        guard follow else { return }
+        try Follower(client: client, channel: name, formatter: formatter).run()
     }
 }
 
-struct Channels: ParsableCommand {
+struct Channels: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "List the channels, oldest first.")
     @OptionGroup var global: GlobalOptions
     @Flag(help: "One JSON object per line.") var json = false
 
-    func run() throws {
-        try reportingErrors {
-            let client = try global.openClient("channels")
-            let formatter = EventFormatter(json: json)
-            for channel in try client.channels() {
-                if json {
-                    print(formatter.event("channel", ["channel": channel.name.display, "topic": channel.topic, "creator": channel.creator?.rawValue ?? ""]))
-                } else {
-                    print("#\(channel.name.display)" + (channel.topic.isEmpty ? "" : "  \(Sanitizer.inert(channel.topic))"))
-                }
+    func execute() throws {
+        let client = try global.openClient("channels")
+        let formatter = EventFormatter(json: json)
+        for channel in try client.channels() {
+            if json {
+                print(formatter.event("channel", ["channel": channel.name.display, "topic": channel.topic, "creator": channel.creator?.rawValue ?? ""]))
+            } else {
+                print("#\(channel.name.display)" + (channel.topic.isEmpty ? "" : "  \(Sanitizer.inert(channel.topic))"))
             }
         }
     }
 }
 
-struct Who: ParsableCommand {
+struct Who: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "List a channel's members.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The channel.") var channel: String
     @Flag(help: "One JSON object per line.") var json = false
 
-    func run() throws {
-        try reportingErrors {
-            let client = try global.openClient("who")
-            var formatter = EventFormatter(json: json)
-            let members = try client.members(of: try ChannelName(channel))
-            // Every member is known first, so a handle that copies another member's shows its account.
-            formatter.learn(members)
-            for member in members {
-                print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.rawValue])
-                           : formatter.label(handle: member.handle, user: member.user.rawValue))
-            }
+    func execute() throws {
+        let client = try global.openClient("who")
+        var formatter = EventFormatter(json: json)
+        let members = try client.members(of: try ChannelName(channel))
+        // Every member is known first, so a handle that copies another member's shows its account.
+        formatter.learn(members)
+        for member in members {
+            print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.rawValue])
+                       : formatter.label(handle: member.handle, user: member.user.rawValue))
         }
     }
 }
 
-struct Bot: ParsableCommand {
+struct Bot: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run headless: commands and messages from stdin, events to stdout.",
         discussion: """
@@ -175,19 +162,17 @@ struct Bot: ParsableCommand {
     @Flag(help: "JSON lines in and out.") var json = false
     @Option(help: "Seconds to wait for the outbox to empty at end of input.") var drainTimeout = 10.0
 
-    func run() throws {
-        try reportingErrors {
-            var options = BotRunner.Options()
-            options.join = join
-            options.json = json
-            options.drainTimeout = drainTimeout
-            let outcome = try BotRunner(client: try global.openClient("bot"), options: options).run()
-            if case .unsent = outcome { throw ExitCode(3) }
-        }
+    func execute() throws {
+        var options = BotRunner.Options()
+        options.join = join
+        options.json = json
+        options.drainTimeout = drainTimeout
+        let outcome = try BotRunner(client: try global.openClient("bot"), options: options).run()
+        if case .unsent = outcome { throw ExitCode(3) }
     }
 }
 
-struct Profile: ParsableCommand {
+struct Profile: ReportingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set your public profile, and whether others may find you by handle or e-mail.",
         discussion: "Nobody can look you up unless you pass --discoverable. Empty values clear a field.")
@@ -197,38 +182,34 @@ struct Profile: ParsableCommand {
     @Option var email: String?
     @Flag(inversion: .prefixedNo, help: "Let others find you with `fatchat whois`.") var discoverable: Bool?
 
-    func run() throws {
-        try reportingErrors {
-            let client = try global.openClient("profile")
-            try client.setProfile(firstName: firstName, lastName: lastName, email: email, discoverable: discoverable)
-            client.start()
-            defer { client.stop() }
-            guard client.waitUntilSent(timeout: 10) else { throw ExitCode(3) }
-        }
+    func execute() throws {
+        let client = try global.openClient("profile")
+        try client.setProfile(firstName: firstName, lastName: lastName, email: email, discoverable: discoverable)
+        client.start()
+        defer { client.stop() }
+        guard client.waitUntilSent(timeout: 10) else { throw ExitCode(3) }
     }
 }
 
-struct Whois: ParsableCommand {
+struct Whois: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Find people who opted in to discovery, by handle or e-mail.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "A handle, or an e-mail address.") var who: String
     @Flag(help: "One JSON object per line.") var json = false
 
-    func run() throws {
-        try reportingErrors {
-            let found = try global.openClient("whois").lookUp(who)
-            if found.isEmpty {
-                FileHandle.standardError.write(Data("fatchat: nobody discoverable matches \(who).\n".utf8))
-                throw ExitCode.failure
-            }
-            var formatter = EventFormatter(json: json)
-            for person in found { formatter.accounts.learn(user: person.user.rawValue, handle: person.handle) }
-            for person in found {
-                let name = [person.firstName, person.lastName].compactMap { $0 }.joined(separator: " ")
-                let label = formatter.label(handle: person.handle, user: person.user.rawValue)
-                print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.rawValue, "name": name])
-                           : label + Sanitizer.inert("\(name.isEmpty ? "" : " (\(name))") \(person.user.rawValue)"))
-            }
+    func execute() throws {
+        let found = try global.openClient("whois").lookUp(who)
+        if found.isEmpty {
+            FileHandle.standardError.write(Data("fatchat: nobody discoverable matches \(who).\n".utf8))
+            throw ExitCode.failure
+        }
+        var formatter = EventFormatter(json: json)
+        for person in found { formatter.accounts.learn(user: person.user.rawValue, handle: person.handle) }
+        for person in found {
+            let name = [person.firstName, person.lastName].compactMap { $0 }.joined(separator: " ")
+            let label = formatter.label(handle: person.handle, user: person.user.rawValue)
+            print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.rawValue, "name": name])
+                       : label + Sanitizer.inert("\(name.isEmpty ? "" : " (\(name))") \(person.user.rawValue)"))
         }
     }
 }

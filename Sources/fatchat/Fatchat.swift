@@ -65,25 +65,35 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// Turns every error but a usage error into one inert line on stderr and exit code 1.
+/// A subcommand whose errors reach the person as one inert line on stderr and exit code 1.
 ///
-/// An error's text can quote the shared file (a trigger's `RAISE` message, a record name),
-/// so it goes out through ``Output/error(_:)``, never raw through ArgumentParser.
-func reportingErrors<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as ExitCode {
-        throw error
-    } catch let error as ValidationError {
-        throw error
-    } catch let error as CleanExit {
-        throw error
-    } catch let error as StoreError {
-        Output.error(error.message)
-    } catch let error as CommandError {
-        Output.error(error.message)
-    } catch {
-        Output.error(String(describing: error))
+/// It implements ``execute()``; the `run()` ArgumentParser calls wraps it. An error's text
+/// can quote the shared file (a trigger's `RAISE` message, a record name), so it goes out
+/// through ``Output/error(_:)``, never raw through ArgumentParser. Usage errors, `ExitCode`
+/// and `CleanExit` pass through unchanged, so their exit codes stay as documented.
+protocol ReportingCommand: ParsableCommand {
+    /// The subcommand's work; what it throws is reported by `run()`.
+    func execute() throws
+}
+
+extension ReportingCommand {
+    func run() throws {
+        do {
+            try execute()
+            return
+        } catch let error as ExitCode {
+            throw error
+        } catch let error as ValidationError {
+            throw error
+        } catch let error as CleanExit {
+            throw error
+        } catch let error as StoreError {
+            Output.error(error.message)
+        } catch let error as CommandError {
+            Output.error(error.message)
+        } catch {
+            Output.error(String(describing: error))
+        }
+        throw ExitCode.failure
     }
-    throw ExitCode.failure
 }

@@ -5,13 +5,22 @@ public enum GroupContainer {
     /// Makes the users, their group and a container in a fresh directory they can all reach; remove `root` when done.
     public static func make(users: [String], group: String) async throws -> (root: URL, container: String) {
         try OSUsers.ensure(users: users, group: group)
-        let root = URL(fileURLWithPath: "/tmp/fatchat-group-\(UUID().uuidString)")
+        return try await initialize(named: "fatchat-group", arguments: ["--group", group])
+    }
+
+    /// Makes a container for the user running the tests alone (`fatchat init` with no group); remove `root` when done.
+    public static func makePrivate() async throws -> (root: URL, container: String) {
+        try await initialize(named: "fatchat-private", arguments: [])
+    }
+
+    private static func initialize(named prefix: String, arguments: [String]) async throws -> (root: URL, container: String) {
+        let root = URL(fileURLWithPath: "/tmp/\(prefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let container = root.appendingPathComponent("chat").path
-        let made = try WorkerProcess("init", executable: "fatchat", ["init", container, "--group", group])
+        let made = try WorkerProcess("init", executable: "fatchat", ["init", container] + arguments)
         guard try await made.finish(timeout: .seconds(60)) == .success else {
             try? FileManager.default.removeItem(at: root)
-            throw WorkerProcess.Failure(description: "fatchat init \(container) --group \(group) failed: \(made.errorText)")
+            throw WorkerProcess.Failure(description: "fatchat init \(container) \(arguments.joined(separator: " ")) failed: \(made.errorText)")
         }
         return (root, container)
     }

@@ -4,7 +4,7 @@ import SyncEngine
 
 /// The headless bot: commands and messages from stdin, events to stdout, one per line.
 ///
-/// It waits in `poll()` on stdin and on the sync engine's descriptor, so it
+/// An ``EventLoop`` waits on stdin and on the sync engine's descriptor, so it
 /// never busy-polls. At end of input it waits for its outbox to empty, for at
 /// most the drain timeout, and says whether anything was left unsent.
 public final class BotRunner {
@@ -47,30 +47,43 @@ public final class BotRunner {
             handle(.join(channel: channel))
         }
 
-        var splitter = LineSplitter()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var inputOpen = true
-        while inputOpen {
-            var fds = [
-                pollfd(fd: options.input, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: client.engine.eventDescriptor, events: Int16(POLLIN), revents: 0),
-            ]
-            if poll(&fds, 2, -1) < 0 {
-                if errno == EINTR { continue }
-                throw SyncError.system("poll", errno)
+        let loop = try EventLoop()
+        var reader = InputReader(descriptor: options.input)
+        var quitting = false
+        loop.watch(client.engine.eventDescriptor) { [self] _ in drainEvents() }
+        // `unowned loop`: the loop keeps this handler, which must not keep the loop in turn.
+        loop.watch(options.input) { [self, unowned loop] _ in
+            guard let pieces = reader.read() else { return }
+            for piece in pieces {
+                if process(piece) == .quit {
+                    quitting = true
+                    break
+                }
             }
-            drainEvents()
-            guard fds[0].revents != 0 else { continue }
-            let count = read(options.input, &buffer, buffer.count)
-            if count < 0, errno == EINTR || errno == EAGAIN { continue }
-            var pieces = count > 0 ? splitter.feed(buffer[0..<count]) : splitter.finish()
-            if count <= 0 { inputOpen = false }
-            while !pieces.isEmpty {
-                let piece = pieces.removeFirst()
-                if case .quit = process(piece) { return finish(quitting: true) }
-            }
+            if quitting || reader.ended { loop.stop() }
         }
-        return finish(quitting: false)
+        try loop.run()
+        return finish(quitting: quitting)
+    }
+
+    /// Standard input cut into lines, a read at a time.
+    private struct InputReader {
+        let descriptor: Int32
+        private var splitter = LineSplitter()
+        private var buffer = [UInt8](repeating: 0, count: 65_536)
+        /// End of input (or an error reading it) was reached.
+        private(set) var ended = false
+
+        init(descriptor: Int32) { self.descriptor = descriptor }
+
+        /// The pieces one read completed; `nil` when the read should simply be tried again.
+        mutating func read() -> [LineSplitter.Piece]? {
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            if count < 0, errno == EINTR || errno == EAGAIN { return nil }
+            if count > 0 { return splitter.feed(buffer[0..<count]) }
+            ended = true
+            return splitter.finish()
+        }
     }
 
     private enum Step { case next, quit }

@@ -1,4 +1,5 @@
 import CNCurses
+import FatchatCore
 import Foundation
 
 /// What woke the main loop.
@@ -7,7 +8,7 @@ public enum LoopEvent: Sendable, Equatable {
     case input([InputEvent])
     /// The event descriptor (e.g. the sync engine's) is readable; drain it.
     case eventsReady
-    /// The timeout passed with nothing else to do (banner expiry, clock).
+    /// A tick period passed (banner expiry, clock); it comes even while messages keep arriving.
     case tick
     /// SIGTERM, SIGHUP or SIGINT arrived; the loop ends after the handler returns.
     case terminate(signal: Int32)
@@ -21,66 +22,55 @@ public enum LoopControl: Sendable {
     case stop
 }
 
-/// The client's main loop: `poll()` on the terminal, an event descriptor and a signal pipe.
+/// The client's main loop: an ``EventLoop`` on the terminal, an event descriptor, a timer and the signals.
 /// No busy loop; everything, ncurses included, runs on the calling thread.
 public enum MainLoop {
     /// Runs until the handler says stop or a termination signal arrives, then restores the terminal.
     ///
     /// `eventDescriptor` is polled for reading when given; the handler must drain it.
-    /// `tickMilliseconds` bounds each wait (-1: wait for input only).
+    /// `tickMilliseconds` is the period of ``LoopEvent/tick`` (-1: no ticks).
     public static func run(terminal: CursesTerminal, eventDescriptor: Int32?, tickMilliseconds: Int32 = 1000,
                            handler: (LoopEvent, CursesTerminal) -> LoopControl) throws {
-        var signalPipe: [Int32] = [-1, -1]
-        guard pipe(&signalPipe) == 0 else { throw TerminalError.system("pipe", errno) }
-        for fd in signalPipe { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-        _ = fatchat_route_signals(signalPipe[1])
-        defer {
-            fatchat_unroute_signals()
-            _ = Glibc.close(signalPipe[0])
-            _ = Glibc.close(signalPipe[1])
-            terminal.close()
-        }
-        var decoder = KeyDecoder()
-        var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: signalPipe[0], events: Int16(POLLIN), revents: 0)]
-        if let eventDescriptor { fds.append(pollfd(fd: eventDescriptor, events: Int16(POLLIN), revents: 0)) }
-
-        // Keys typed before the loop started are already buffered in curses.
-        var pendingInput = true
-        while true {
-            if pendingInput {
+        defer { terminal.close() }
+        try withoutActuallyEscaping(handler) { handler in
+            let loop = try EventLoop()
+            // The handlers the loop keeps must not keep it: `handler` may not outlive this call.
+            unowned let stopper = loop
+            var decoder = KeyDecoder()
+            func deliver(_ event: LoopEvent) {
+                if handler(event, terminal) == .stop { stopper.stop() }
+            }
+            func readInput() {
                 let events = decoder.decodeAll(terminal.readAvailable())
-                if !events.isEmpty, handler(.input(events), terminal) == .stop { return }
-                pendingInput = false
+                // The terminal kept, cropped or scrolled what it showed at the old size, so
+                // curses' copy of the screen is wrong: the next frame repaints everything.
+                if events.contains(.key(.resize)) { terminal.invalidate() }
+                if !events.isEmpty { deliver(.input(events)) }
             }
-            for index in fds.indices { fds[index].revents = 0 }
-            let ready = poll(&fds, nfds_t(fds.count), tickMilliseconds)
-            if ready < 0 {
-                // EINTR: SIGWINCH, whose curses handler queued KEY_RESIZE.
-                if errno == EINTR { pendingInput = true; continue }
-                throw TerminalError.system("poll", errno)
+            func end(_ signal: Int32) {
+                _ = handler(.terminate(signal: signal), terminal)
+                stopper.stop()
             }
-            if ready == 0 {
-                if handler(.tick, terminal) == .stop { return }
-                continue
+            let signals = try loop.receiveSignals { signal in
+                // curses' own handler has queued KEY_RESIZE by the time the byte is here.
+                if signal == SIGWINCH { readInput() } else { end(signal) }
             }
-            if fds[1].revents != 0 {
-                var byte: UInt8 = 0
-                _ = read(signalPipe[0], &byte, 1)
-                _ = handler(.terminate(signal: Int32(byte)), terminal)
-                return
+            _ = fatchat_route_signals(signals)
+            defer { fatchat_unroute_signals() }
+            if let eventDescriptor { loop.watch(eventDescriptor) { _ in deliver(.eventsReady) } }
+            loop.watch(STDIN_FILENO) { readiness in
+                readInput()
+                // The terminal went away (its window closed, tmux killed). Reads would
+                // never block again: leave rather than spin.
+                if readiness.isHungUp { end(SIGHUP) }
             }
-            if fds.count > 2, fds[2].revents != 0, handler(.eventsReady, terminal) == .stop { return }
-            if fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
-                // The terminal went away (its window closed, tmux killed). POLLIN
-                // may come with POLLHUP, but reads would never block again: leave
-                // rather than spin.
-                let events = decoder.decodeAll(terminal.readAvailable())
-                if !events.isEmpty { _ = handler(.input(events), terminal) }
-                _ = handler(.terminate(signal: SIGHUP), terminal)
-                return
+            if tickMilliseconds >= 0 {
+                let period = Duration.milliseconds(Int64(tickMilliseconds))
+                loop.schedule(after: period, repeating: period) { deliver(.tick) }
             }
-            if fds[0].revents != 0 { pendingInput = true }
+            // Keys typed before the loop started are already buffered in curses.
+            readInput()
+            try loop.run()
         }
     }
 }
