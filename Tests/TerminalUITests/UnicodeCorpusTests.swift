@@ -9,7 +9,8 @@ import Testing
 /// The samples come from Debian's `unicode-data` package: every sequence of `emoji-test.txt`,
 /// every line of `GraphemeBreakTest.txt`, every 7th mark, every 29th other character and every
 /// format character of `UnicodeData.txt`, both ends of each wide range of `EastAsianWidth.txt`,
-/// and the clusters the issue named. One message carries a batch of them, one per line.
+/// the clusters the issue named, Zalgo text, and the C0 and C1 controls (in caret and hex form).
+/// One message carries a batch of them, one per line.
 @Suite(.serialized,
        .enabled(if: TmuxSession.available, "needs tmux"),
        .enabled(if: FileManager.default.fileExists(atPath: "/usr/share/unicode/UnicodeData.txt"),
@@ -116,6 +117,14 @@ struct UnicodeCorpusTests {
                     tokens.append([0x41 + v - 0x1F1E6])    // a regional indicator as its letter
                 case 0xE0020...0xE007E:
                     tokens.append([v - 0xE0000])            // a tag as its ASCII character
+                case 0x09:
+                    tokens.append([0x20, 0x20, 0x20, 0x20])  // the sanitizer's forms of controls
+                case 0..<0x20:
+                    tokens.append([0x5E, v + 0x40])
+                case 0x7F:
+                    tokens.append([0x5E, 0x3F])
+                case 0x80..<0xA0:
+                    tokens.append(Array("<\(String(v, radix: 16))>".unicodeScalars.map(\.value)))
                 default:
                     let width = wcwidth(v)
                     if scalar.properties.generalCategory == .format, width == 0 { continue }   // removed by the sanitizer
@@ -183,6 +192,12 @@ struct UnicodeCorpusTests {
                      "\u{FF65}\u{FF9F}", "\u{1100}\u{1100}\u{1161}", "\u{1161}", "\u{11A8}", "\u{301}x", "🇺🇸🇦🇩🇦🇪",
                      "\u{1AFF0}\u{1AFFE}", "\u{18D00}\u{18D08}", "\u{16FF0}\u{16FF1}"]
         texts += named.map { ($0, "issue") }
+        // Zalgo text: more marks on one letter than a terminal cell holds.
+        texts += [("Z" + String(repeating: "\u{336}\u{35B}\u{301}", count: 7) + "a\u{489}\u{489}", "zalgo")]
+        // Every C0 control but NUL (no argument can hold it) and LF (it ends a line), DEL and
+        // every C1 control, between letters.
+        let controls = (UInt32(1)..<0x20).filter { $0 != 0x0A } + Array(UInt32(0x7F)..<0xA0)
+        texts += controls.compactMap { Unicode.Scalar($0).map { ("a" + String(Character($0)) + "[2Jb", "controls") } }
         texts += emojiTest().map { ($0, "emoji-test") }
         texts += graphemeBreakTest().map { ($0, "GraphemeBreakTest") }
         texts += unicodeData().map { ($0, "UnicodeData") }
