@@ -40,7 +40,9 @@ public enum DisplayWidth {
     /// characters standing alone (the sanitizer removes those).
     public static func of(_ grapheme: Character) -> Int {
         if let width = singleCellWidth(grapheme) { return width }
-        return cells(of: grapheme).reduce(0) { $0 + $1.width }
+        var builder = CellBuilder(collects: false)
+        for scalar in grapheme.unicodeScalars { builder.add(scalar) }
+        return builder.finish().width
     }
 
     /// Cells taken by a whole string, cluster by cluster.
@@ -79,9 +81,9 @@ public enum DisplayWidth {
         if let width = singleCellWidth(grapheme) {
             return width == 0 ? [] : [Piece(text: String(grapheme), width: width)]
         }
-        var builder = CellBuilder()
+        var builder = CellBuilder(collects: true)
         for scalar in grapheme.unicodeScalars { builder.add(scalar) }
-        return builder.finish()
+        return builder.finish().pieces
     }
 
     /// glibc's `wcwidth()` for one code point: -1 for controls and code points it does not know.
@@ -106,16 +108,21 @@ public enum DisplayWidth {
     }
 }
 
-/// Splits one cluster's code points into cells, applying the inert forms of ``DisplayWidth``.
+/// Splits one cluster's code points into cells, applying the inert forms of ``DisplayWidth``;
+/// when it does not collect, it only counts columns (the wrapper's path) and makes no strings.
 private struct CellBuilder {
     private enum Run { case regional, tag }
 
+    private let collects: Bool
     private var pieces: [DisplayWidth.Piece] = []
+    private var width = 0
     private var current = String.UnicodeScalarView()
+    private var base: Unicode.Scalar?
     private var currentWidth = 0
     private var currentCount = 0
-    private var currentIsEmoji = false
     private var run: Run?
+
+    init(collects: Bool) { self.collects = collects }
 
     mutating func add(_ scalar: Unicode.Scalar) {
         let v = scalar.value
@@ -132,61 +139,66 @@ private struct CellBuilder {
         close()
         // CANCEL TAG only ends a tag run; a joiner would glue the next cell into this one.
         if v == 0xE007F || v == 0x200D || DisplayWidth.isControl(scalar) { return }
-        switch DisplayWidth.scalarWidth(v) {
+        let scalarWidth = DisplayWidth.scalarWidth(v)
+        switch scalarWidth {
         case 1, 2:
-            start(scalar, width: DisplayWidth.scalarWidth(v), isEmoji: scalar.properties.isEmoji)
+            start(scalar, width: scalarWidth)
         case 0:
-            if v == 0xFE0F, currentWidth == 1, currentIsEmoji { return }
+            if v == 0xFE0F, currentWidth == 1, base?.properties.isEmoji == true { return }
             if currentWidth == 0 {
                 // A format character with nothing to join draws as nothing; a mark gets a base.
                 if scalar.properties.generalCategory == .format { return }
-                start(DisplayWidth.dottedCircle, width: 1, isEmoji: false)
+                start(DisplayWidth.dottedCircle, width: 1)
             } else if currentCount >= DisplayWidth.maxScalarsPerCell {
-                start(DisplayWidth.dottedCircle, width: 1, isEmoji: false)
+                start(DisplayWidth.dottedCircle, width: 1)
             }
-            current.append(scalar)
+            if collects { current.append(scalar) }
             currentCount += 1
         default:
-            for ascii in "<\(String(v, radix: 16))>".unicodeScalars { start(ascii, width: 1, isEmoji: false) }
+            for ascii in "<\(String(v, radix: 16))>".unicodeScalars { start(ascii, width: 1) }
         }
     }
 
-    mutating func finish() -> [DisplayWidth.Piece] {
+    mutating func finish() -> (pieces: [DisplayWidth.Piece], width: Int) {
         close()
         flush()
-        return pieces
+        return (pieces, width)
     }
 
     private mutating func open(_ kind: Run) {
         if run == kind { return }
         close()
         run = kind
-        start("[", width: 1, isEmoji: false)
+        start("[", width: 1)
     }
 
     private mutating func close() {
         guard run != nil else { return }
         run = nil
-        start("]", width: 1, isEmoji: false)
+        start("]", width: 1)
     }
 
     private mutating func letter(_ value: UInt32) {
         guard let ascii = Unicode.Scalar(value) else { return }
-        start(ascii, width: 1, isEmoji: false)
+        start(ascii, width: 1)
     }
 
-    private mutating func start(_ scalar: Unicode.Scalar, width: Int, isEmoji: Bool) {
+    private mutating func start(_ scalar: Unicode.Scalar, width cellWidth: Int) {
         flush()
-        current.append(scalar)
-        currentWidth = width
+        if collects { current.append(scalar) }
+        base = scalar
+        currentWidth = cellWidth
         currentCount = 1
-        currentIsEmoji = isEmoji
     }
 
     private mutating func flush() {
         guard currentWidth > 0 else { return }
-        pieces.append(DisplayWidth.Piece(text: String(current), width: currentWidth))
-        current = String.UnicodeScalarView()
+        width += currentWidth
+        if collects {
+            pieces.append(DisplayWidth.Piece(text: String(current), width: currentWidth))
+            current = String.UnicodeScalarView()
+        }
+        base = nil
         currentWidth = 0
         currentCount = 0
     }
