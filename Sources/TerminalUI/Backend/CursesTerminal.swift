@@ -90,7 +90,8 @@ public final class CursesTerminal {
         for row in 0..<screen.height where previous.map({ !screen.rowEquals(row, in: $0) }) ?? true {
             for column in 0..<screen.width {
                 guard let cell = screen.cell(row: row, column: column), !cell.isContinuation else { continue }
-                put(cell, row: row, column: column, window: window)
+                let isWide = screen.cell(row: row, column: column + 1)?.isContinuation == true
+                put(cell, width: isWide ? 2 : 1, row: row, column: column, window: window)
             }
         }
         if let cursor = screen.cursor {
@@ -136,24 +137,23 @@ public final class CursesTerminal {
         window = nil
     }
 
-    private func put(_ cell: Cell, row: Int, column: Int, window: UnsafeMutablePointer<WINDOW>) {
-        var scalars = cell.grapheme.unicodeScalars.map(\.value)
-        let ours = DisplayWidth.of(cell.grapheme)
-        let theirs = fatchat_wcwidth(scalars.first ?? 0x20)
-        if theirs != ours {
-            // The C library disagrees (VS16 emoji are 1 cell to glibc): draw the base alone and
-            // pad, so the terminal and the grid agree on columns.
-            scalars = theirs == 1 && ours == 2 ? [scalars.first ?? 0x20, 0x20] : (ours == 2 ? [0xFFFD, 0x20] : [0xFFFD])
-        } else {
-            // setcchar takes one spacing character then non-spacing ones only; a ZWJ
-            // sequence shows as its first emoji, since terminals disagree on its width.
-            scalars = [scalars.first ?? 0x20] + scalars.dropFirst().prefix { $0 != 0x200D }.filter { fatchat_wcwidth($0) == 0 }
-        }
-        if scalars.count == 2, scalars[1] == 0x20 {
-            drawCell([scalars[0]], row: row, column: column, style: cell.style, window: window)
+    /// Draws one cell of the grid. The grid already holds what the terminal keeps in a cell
+    /// (one spacing code point, then zero-width ones) at glibc's widths; the running C
+    /// library is asked again in case it is another version than the table's.
+    private func put(_ cell: Cell, width ours: Int, row: Int, column: Int, window: UnsafeMutablePointer<WINDOW>) {
+        let scalars = cell.grapheme.unicodeScalars.map(\.value)
+        let base = scalars.first ?? 0x20
+        let theirs = fatchat_wcwidth(base)
+        if theirs == ours || base < 0x80 {
+            drawCell(scalars, row: row, column: column, style: cell.style, window: window)
+        } else if theirs == 1 {
+            // A narrower character than the table says: draw it and pad, so columns still agree.
+            drawCell(scalars, row: row, column: column, style: cell.style, window: window)
             drawCell([0x20], row: row, column: column + 1, style: cell.style, window: window)
         } else {
-            drawCell(scalars, row: row, column: column, style: cell.style, window: window)
+            // Unknown here, or wider than its cell: a replacement character keeps the columns.
+            drawCell([0xFFFD], row: row, column: column, style: cell.style, window: window)
+            if ours == 2 { drawCell([0x20], row: row, column: column + 1, style: cell.style, window: window) }
         }
     }
 

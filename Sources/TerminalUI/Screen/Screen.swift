@@ -3,7 +3,8 @@ import FatchatCore
 /// An in-memory grid of cells that views draw into; a backend copies it to a real terminal.
 ///
 /// Every write goes through ``Sanitizer`` and ``DisplayWidth``, so nothing in the grid can
-/// move a terminal's cursor, and a wide grapheme is never split at a clip edge.
+/// move a terminal's cursor, each cell holds what a terminal would put in it, and a wide
+/// character is never split at a clip edge.
 public struct Screen: Equatable, Sendable {
     /// Number of columns.
     public let width: Int
@@ -62,27 +63,43 @@ public struct Screen: Equatable, Sendable {
 
     /// Writes text starting at a column, clipped before `limit` (default: the right edge).
     ///
-    /// The text is sanitized first. A wide grapheme that would cross the limit is replaced
-    /// by blank padding. Returns the column after the last cell written.
+    /// The text is sanitized first, then each grapheme cluster is split into the cells a
+    /// terminal would give it (``DisplayWidth/cells(of:)``). A wide cell that would cross
+    /// the limit is replaced by blank padding. Returns the column after the last cell written.
     @discardableResult
     public mutating func write(_ text: String, row: Int, column: Int, style: Style = .plain, limit: Int? = nil) -> Int {
         let end = min(width, limit ?? width)
         var col = column
         guard row >= 0, row < height else { return col }
         for grapheme in Sanitizer.inert(text) {
-            let cellWidth = DisplayWidth.of(grapheme)
-            if cellWidth == 0 { continue }
-            if col + cellWidth > end {
-                while col < end { put(.blank(style), row: row, column: col); col += 1 }
-                break
+            // Most text is one code point per cluster, drawn as itself in one cell.
+            if let cellWidth = DisplayWidth.singleCellWidth(grapheme) {
+                if cellWidth == 0 { continue }
+                guard place(String(grapheme), width: cellWidth, row: row, column: &col, end: end, style: style) else { break }
+            } else {
+                var fits = true
+                for piece in DisplayWidth.cells(of: grapheme) where fits {
+                    fits = place(piece.text, width: piece.width, row: row, column: &col, end: end, style: style)
+                }
+                if !fits { break }
             }
-            if col >= 0 {
-                put(Cell(grapheme: grapheme, style: style), row: row, column: col)
-                if cellWidth == 2 { put(Cell(grapheme: " ", style: style, isContinuation: true), row: row, column: col + 1) }
-            }
-            col += cellWidth
         }
         return col
+    }
+
+    /// Puts one cell (and its continuation) at `column` and advances it; at the limit, pads
+    /// the rest with blanks and returns false.
+    private mutating func place(_ content: String, width cellWidth: Int, row: Int, column col: inout Int, end: Int, style: Style) -> Bool {
+        if col + cellWidth > end {
+            while col < end { put(.blank(style), row: row, column: col); col += 1 }
+            return false
+        }
+        if col >= 0 {
+            put(Cell(grapheme: content, style: style), row: row, column: col)
+            if cellWidth == 2 { put(Cell(grapheme: " ", style: style, isContinuation: true), row: row, column: col + 1) }
+        }
+        col += cellWidth
+        return true
     }
 
     /// Changes the style of existing cells without touching their graphemes.
@@ -125,8 +142,8 @@ public struct Screen: Equatable, Sendable {
         if old.isContinuation, column > 0, !cell.isContinuation {
             cells[index - 1] = .blank(cells[index - 1].style)
         }
-        if !old.isContinuation, DisplayWidth.of(old.grapheme) == 2, column + 1 < width,
-           cells[index + 1].isContinuation {
+        // A continuation always follows the wide cell it belongs to.
+        if !old.isContinuation, column + 1 < width, cells[index + 1].isContinuation {
             cells[index + 1] = .blank(old.style)
         }
         cells[index] = cell
