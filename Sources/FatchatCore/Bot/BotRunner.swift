@@ -41,8 +41,8 @@ public final class BotRunner {
     /// Runs until end of input or `/quit`.
     public func run() throws -> Outcome {
         let client = session.client
-        client.engine.start()
-        defer { client.engine.stop() }
+        client.start()
+        defer { client.stop() }
         for channel in options.join {
             handle(.join(channel: channel))
         }
@@ -50,7 +50,7 @@ public final class BotRunner {
         let loop = try EventLoop()
         var reader = InputReader(descriptor: options.input)
         var quitting = false
-        loop.watch(client.engine.eventDescriptor) { [self] _ in drainEvents() }
+        loop.watch(client.eventDescriptor) { [self] _ in drainEvents() }
         // `unowned loop`: the loop keeps this handler, which must not keep the loop in turn.
         loop.watch(options.input) { [self, unowned loop] _ in
             guard let pieces = reader.read() else { return }
@@ -141,10 +141,7 @@ public final class BotRunner {
     // MARK: Output
 
     private func drainEvents() {
-        let engine = session.client.engine
-        while let event = engine.nextEvent() {
-            for chat in ChatEvent.from(event) { show(chat) }
-        }
+        for chat in session.client.drainEvents() { show(chat) }
     }
 
     private func show(_ event: ChatEvent) {
