@@ -28,7 +28,7 @@ extension SQLiteAccess {
         var decoded: [RecordID: Record] = [:]
         while let row = try rows.next() {
             // `seq` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
-            guard let seq = Int64.fromDatabaseValue(row[0]) else {
+            guard let seq = Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) else {
                 reporting(DamagedRow(table: "change", key: StoredColumns.label(row, 0), problem: "seq is not an integer"))
                 continue
             }
@@ -57,7 +57,7 @@ extension SQLiteAccess {
                 previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
                 date: try StoredColumns.date(row, 6, "at"), current: nil)
             // `r.id` is a rowid too: an integer, or NULL when the record is gone.
-            if (row[7] as Int64?) != nil {
+            if try !StoredColumns.value(row, 7).isNull {
                 let current = try decoded[id] ?? Self.decodeRecord(row, from: 8, id: id, assets: assets, keys: nil)
                 decoded[id] = current
                 change.current = current

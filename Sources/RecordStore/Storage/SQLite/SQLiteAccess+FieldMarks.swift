@@ -47,11 +47,12 @@ extension SQLiteAccess {
     ///
     /// The indexes are partial, over the records of the field's type only:
     /// otherwise every record of every type would get an entry (a NULL) in
-    /// every type's field indexes, and pay for it on each save. Queries bind
-    /// the type as a parameter, and SQLite still picks a partial index then,
-    /// because it plans with the bound value. Names, JSON paths and the type
-    /// are spliced here, never values: the key and the type passed `Identifier`,
-    /// which allows only letters, digits and `_`.
+    /// every type's field indexes, and pay for it on each save. A query
+    /// spells the type as the same literal (`QuerySQL.typeCondition`), so SQLite
+    /// sees that the index applies when it prepares the statement. Names, JSON
+    /// paths and the type are spliced here, never values: the key and the type
+    /// passed `Identifier`, which allows only ASCII letters, digits and `_`, so
+    /// none can end the quotes it sits in.
     static func indexField(_ db: GRDB.Database, key: String, recordType: String, options: FieldIndexOptions) throws {
         for index in fieldIndexes(key: key, recordType: recordType) {
             if options.contains(index.option) {

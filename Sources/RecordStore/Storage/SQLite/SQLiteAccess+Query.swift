@@ -28,8 +28,8 @@ extension SQLiteAccess {
         var found: [(record: Record?, position: QueryPosition)] = []
         while let row = try rows.next() {
             // `id` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
-            let order = Int64.fromDatabaseValue(row[QuerySQL.Column.id]) ?? 0
-            let values = (0..<sortCount).map { QuerySQL.sortable(row[QuerySQL.Column.firstSort + $0] as DatabaseValue) }
+            let order = Int64.fromDatabaseValue(try StoredColumns.value(row, QuerySQL.Column.id)) ?? 0
+            let values = try (0..<sortCount).map { QuerySQL.sortable(try StoredColumns.value(row, QuerySQL.Column.firstSort + $0)) }
             let record = try StoredColumns.skippingDamage {
                 try StoredColumns.decoding("record", key: "rowid \(order)") {
                     let id = RecordID(recordName: try StoredColumns.text(row, QuerySQL.Column.name, "name"),
@@ -53,6 +53,6 @@ extension SQLiteAccess {
     /// The query plan SQLite picks for a query, one line per step (for tests and diagnostics).
     func queryPlan(_ request: QueryRequest) throws -> [String] {
         let (sql, arguments) = QuerySQL.select(request, searchableKeys: try searchableKeys(of: request.query.recordType))
-        return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] }
+        return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { try $0.decode(String.self, forColumn: "detail") }
     }
 }

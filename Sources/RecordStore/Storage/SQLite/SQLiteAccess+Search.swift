@@ -10,9 +10,9 @@ extension SQLiteAccess {
         guard !keys.isEmpty else { return }
         let rows = try Row.fetchCursor(db, sql: "SELECT id, zone, fields FROM record WHERE type = ?", arguments: [recordType])
         while let row = try rows.next() {
-            let rowID: Int64 = row[0]
             try StoredColumns.skippingDamage {
-                try StoredColumns.decoding("record", key: "rowid \(rowID)") {
+                try StoredColumns.decoding("record", key: "rowid \(StoredColumns.label(row, 0))") {
+                    let rowID = try StoredColumns.integer(row, 0, "id")
                     let zone = ZoneID(zoneName: try StoredColumns.text(row, 1, "zone"))
                     let fields = try FieldCoding.decode(try StoredColumns.fieldsText(row, 2, "fields"), zone: zone, assetsDirectory: assets, keys: Set(keys))
                     try insertSearchText(Self.searchText(fields, keys: keys), rowID: rowID)

@@ -103,8 +103,8 @@ struct SQLiteAccess: StorageWriter {
         let statement = try db.cachedStatement(sql: "DELETE FROM record WHERE zone = ? AND name = ? RETURNING id, type")
         guard let row = try Row.fetchOne(statement, arguments: [id.zoneID.zoneName, id.recordName]) else { return "" }
         // Its type may be unreadable, so its search text goes whether or not the type has any.
-        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [row[0] as DatabaseValue])
-        return String.fromDatabaseValue(row[1]) ?? ""
+        try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [try StoredColumns.value(row, 0)])
+        return try StoredColumns.textIfAny(row, 1) ?? ""
     }
 
     func cascadingChildren(of id: RecordID) throws -> [RecordID] {
