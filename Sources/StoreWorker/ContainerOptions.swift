@@ -10,7 +10,7 @@ struct ContainerOptions: ParsableArguments {
     @Option(name: .long, help: "local, network, or auto (detect from the filesystem).")
     var mode: ModeChoice = .auto
 
-    @Option(name: .long, help: "Where private databases go (default: $XDG_DATA_HOME/fatchat).")
+    @Option(name: .long, help: "Where private databases go (default: $XDG_DATA_HOME/recordstore).")
     var privateDir: String?
 
     @Option(name: .long, help: "public or private.")
