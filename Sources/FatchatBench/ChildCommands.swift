@@ -19,7 +19,7 @@ struct ChildStore: ParsableArguments {
     var mode: String?
 
     func open() throws -> Container {
-        var options = Container.Options(privateDataDirectory: URL(fileURLWithPath: privateData))
+        var options = Container.Options(privateDataDirectory: URL(fileURLWithPath: privateData), naming: .fatchat)
         if let mode {
             guard let parsed = JournalMode(rawValue: mode) else { throw ValidationError("--mode is local or network") }
             options.mode = parsed

@@ -61,7 +61,7 @@ struct PostBenchmark {
     private func engineRun(in directory: URL) throws -> Side {
         let containerURL = directory.appendingPathComponent("container")
         // The parent creates the container and channel first, so the children do not race on creating them.
-        let container = try Container(url: containerURL, options: Container.Options(privateDataDirectory: directory.appendingPathComponent("private-parent")))
+        let container = try Container(url: containerURL, options: Container.Options(privateDataDirectory: directory.appendingPathComponent("private-parent"), naming: .fatchat))
         let channel = try ChannelName("bench-post")
         _ = try ChatClient(container: container, handle: "parent").createChannel(channel)
         let children = try (0..<processes).map { k in

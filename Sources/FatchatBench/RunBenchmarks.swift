@@ -1,4 +1,5 @@
 import ArgumentParser
+import FatchatCore
 import Foundation
 import RecordStore
 
@@ -34,7 +35,7 @@ struct RunBenchmarks: ParsableCommand {
         }
         if selected.contains(.queries), let info {
             progress("queries: \(settings.queryRunCount) runs each, deep page \(settings.depthPages)")
-            let container = try Container(url: settings.containerURL, options: Container.Options(create: false, privateDataDirectory: work.appendingPathComponent("private-query")))
+            let container = try Container(url: settings.containerURL, options: Container.Options(create: false, privateDataDirectory: work.appendingPathComponent("private-query"), naming: .fatchat))
             try QueryBenchmark(container: container, info: info, runs: settings.queryRunCount, depth: settings.depthPages).run(into: &report)
         }
         let client = ClientBenchmarks(container: settings.containerURL, work: work)

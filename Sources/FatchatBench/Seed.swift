@@ -46,7 +46,7 @@ struct Seeder {
         if FileManager.default.fileExists(atPath: url.path) {
             try FileManager.default.removeItem(at: url)
         }
-        let container = try Container(url: url, options: Container.Options(privateDataDirectory: privateDirectory))
+        let container = try Container(url: url, options: Container.Options(privateDataDirectory: privateDirectory, naming: .fatchat))
         let client = try ChatClient(container: container, handle: "seeder")
         let database = container.publicDatabase
         var names: [ChannelName] = []

@@ -16,9 +16,12 @@ struct ContainerOptions: ParsableArguments {
     @Option(name: .long, help: "public or private.")
     var database: DatabaseChoice = .public
 
+    /// The worker stands in for Fatchat's processes in tests, so its private databases go where Fatchat's do.
+    static let naming = ContainerNaming(programName: "Fatchat", dataDirectoryName: "fatchat")
+
     /// Opens the container and picks the database.
     func open() throws -> (Container, RecordDatabase) {
-        var options = Container.Options(mode: mode.journalMode)
+        var options = Container.Options(mode: mode.journalMode, naming: Self.naming)
         options.privateDataDirectory = privateDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
         let container = try Container(url: URL(fileURLWithPath: container, isDirectory: true), options: options)
         switch database {

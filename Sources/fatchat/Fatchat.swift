@@ -34,7 +34,7 @@ struct GlobalOptions: ParsableArguments {
     var containerURL: URL {
         if let container { return URL(fileURLWithPath: container) }
         if let env = ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"], !env.isEmpty { return URL(fileURLWithPath: env) }
-        return Container.defaultURL
+        return Container.defaultURL(naming: .fatchat)
     }
 
     /// Opens the container; only the embedded default in the user's own data directory is made on first use.
@@ -44,7 +44,7 @@ struct GlobalOptions: ParsableArguments {
     /// `publicOnFirstUse` leaves the shared file closed until something needs it, so a lock on it holds up nothing before then.
     func openContainer(create: Bool = true, publicOnFirstUse: Bool = false) throws -> Container {
         let named = container != nil || !(ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"] ?? "").isEmpty
-        var options = Container.Options(create: create && !named)
+        var options = Container.Options(create: create && !named, naming: .fatchat)
         options.opensPublicDatabaseOnFirstUse = publicOnFirstUse
         if let fsMode {
             guard let mode = JournalMode(rawValue: fsMode) else {

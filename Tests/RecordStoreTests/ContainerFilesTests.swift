@@ -5,8 +5,9 @@ import Testing
 
 /// What opening and making a container does with entries another member may have removed, replaced or planted.
 @Suite struct ContainerFilesTests {
+    /// Options as Fatchat passes them, naming its `init` command in the errors these tests read.
     private func options(_ dir: TemporaryDirectory, create: Bool = true, mode: JournalMode? = nil) -> Container.Options {
-        Container.Options(mode: mode, create: create, privateDataDirectory: dir.path("private-data"))
+        Container.Options(mode: mode, create: create, privateDataDirectory: dir.path("private-data"), naming: ContainerNamingTests.fatchat)
     }
 
     private func mark(_ path: String) throws -> Int32 {

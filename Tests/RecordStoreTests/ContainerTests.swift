@@ -36,7 +36,7 @@ import Testing
         } else {
             #expect(user.dataHome.path == user.homeDirectory + "/.local/share")
         }
-        #expect(Container.defaultURL.lastPathComponent == "fatchat")
+        #expect(Container.defaultURL(naming: .init(dataDirectoryName: "fatchat")).lastPathComponent == "fatchat")
     }
 
     @Test func theCurrentUserComesFromTheOSAccount() throws {

@@ -15,6 +15,12 @@ public enum SharedContainer {
             guard let entry = getgrnam(group) else { throw CommandError("There is no group '\(group)'; create it with groupadd first.") }
             access = .group(entry.pointee.gr_gid, readableByOthers: readableByOthers)
         }
-        return try Container.create(at: url, access: access, options: Container.Options(mode: mode))
+        return try Container.create(at: url, access: access, options: Container.Options(mode: mode, naming: .fatchat))
     }
+}
+
+extension ContainerNaming {
+    /// Fatchat's names for RecordStore's messages: its data directory, `fatchat init` and `--fs-mode`.
+    public static let fatchat = ContainerNaming(programName: "Fatchat", dataDirectoryName: "fatchat",
+                                                createCommand: "fatchat init", journalModeOption: "--fs-mode")
 }

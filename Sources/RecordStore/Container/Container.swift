@@ -4,8 +4,8 @@ import Foundation
 ///
 /// The public database is `public.sqlite` in the container directory, with
 /// its assets in `assets/`. The private database lives in the user's own data
-/// directory, `$XDG_DATA_HOME/fatchat/<container id>/private.sqlite`, mode 0600
-/// in a 0700 directory.
+/// directory, `$XDG_DATA_HOME/<data directory>/<container id>/private.sqlite`,
+/// mode 0600 in a 0700 directory; `Options.naming` names the data directory.
 public final class Container: Sendable {
     /// How to open a container.
     public struct Options: Sendable {
@@ -15,17 +15,20 @@ public final class Container: Sendable {
         public var create = true
         /// Who may use the files of a container this open creates.
         public var access = ContainerAccess.umask
-        /// Where private databases go; defaults to `$XDG_DATA_HOME/fatchat`.
+        /// Where private databases go; defaults to `$XDG_DATA_HOME/` and the naming's data directory.
         public var privateDataDirectory: URL?
+        /// The program's names: its data directory, and the commands its errors suggest.
+        public var naming = ContainerNaming()
         /// How many change-log entries each database keeps; older tokens expire.
         public var changeHistoryLimit = 100_000
         /// Open the public database on first use, so that a lock on it holds up nothing that needs only the private one.
         public var opensPublicDatabaseOnFirstUse = false
 
-        public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil) {
+        public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil, naming: ContainerNaming = ContainerNaming()) {
             self.mode = mode
             self.create = create
             self.privateDataDirectory = privateDataDirectory
+            self.naming = naming
         }
     }
 
@@ -39,22 +42,22 @@ public final class Container: Sendable {
     /// The user record ID of whoever runs this process.
     public var currentUserRecordID: RecordID { currentUser.recordID }
 
-    /// The directory of the embedded default container: `$XDG_DATA_HOME/fatchat`.
-    public static var defaultURL: URL {
-        UserIdentity.current.dataHome.appendingPathComponent("fatchat", isDirectory: true)
+    /// The directory of the embedded default container: the naming's data directory in `$XDG_DATA_HOME`.
+    public static func defaultURL(naming: ContainerNaming = ContainerNaming()) -> URL {
+        UserIdentity.current.dataHome.appendingPathComponent(naming.dataDirectoryName, isDirectory: true)
     }
 
     /// Opens the container at `url`, creating it if allowed.
     public init(url: URL, options: Options = Options()) throws {
         let user = UserIdentity.current
-        let descriptor = try ContainerDirectory.open(url, creating: options.create ? options.access : nil) {
+        let descriptor = try ContainerDirectory.open(url, creating: options.create ? options.access : nil, naming: options.naming) {
             ContainerDescriptor.new(for: url, mode: options.mode)
         }
         let detected = options.mode ?? JournalMode.detect(for: url)
         let publicPath = url.appendingPathComponent(ContainerDirectory.databaseName).path
         if descriptor.mode != detected {
             let reason = options.mode == nil ? "its filesystem looks like \(detected.rawValue) storage to this client" : "this client was asked for \(detected.rawValue) mode"
-            throw StoreError(.badContainer, "The container \(url.path) was made for \(descriptor.mode.rawValue) mode, but \(reason). Mixing modes would corrupt it; open it with --fs-mode \(descriptor.mode.rawValue) if that is right.")
+            throw StoreError(.badContainer, "The container \(url.path) was made for \(descriptor.mode.rawValue) mode, but \(reason). Mixing modes would corrupt it; open it with \(options.naming.choosing(descriptor.mode)) if that is right.")
         }
 
         self.url = url
@@ -70,7 +73,7 @@ public final class Container: Sendable {
         publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
                                         user: user, historyLimit: options.changeHistoryLimit)
 
-        let privateRoot = options.privateDataDirectory ?? user.dataHome.appendingPathComponent("fatchat", isDirectory: true)
+        let privateRoot = options.privateDataDirectory ?? user.dataHome.appendingPathComponent(options.naming.dataDirectoryName, isDirectory: true)
         let privateDirectory = privateRoot.appendingPathComponent(descriptor.identifier, isDirectory: true)
         let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit)
         privateDatabase = RecordDatabase(scope: .private, storage: privateStorage,

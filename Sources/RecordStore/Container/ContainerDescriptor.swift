@@ -19,7 +19,8 @@ struct ContainerDescriptor: Codable, Equatable {
     ///
     /// It is written aside, then `link(2)`ed into place, which fails if
     /// another process got there first; then theirs is read.
-    static func create(_ proposed: ContainerDescriptor, in directory: DirectoryHandle, mode: mode_t?, group: gid_t?) throws -> ContainerDescriptor {
+    static func create(_ proposed: ContainerDescriptor, in directory: DirectoryHandle, mode: mode_t?, group: gid_t?,
+                       naming: ContainerNaming) throws -> ContainerDescriptor {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
@@ -34,14 +35,14 @@ struct ContainerDescriptor: Codable, Equatable {
             throw StoreError(.permissionFailure, "Cannot write in \(directory.path): \(DirectoryHandle.reason(code)).")
         }
         _ = try directory.link(temporary, as: fileName)
-        guard let stored = try read(in: directory) else {
+        guard let stored = try read(in: directory, naming: naming) else {
             throw StoreError(.badContainer, "\(directory.path(of: fileName)) vanished while the container was being created.")
         }
         return stored
     }
 
     /// Reads the descriptor; nil when there is none. A symlink in its place is refused, not followed.
-    static func read(in directory: DirectoryHandle) throws -> ContainerDescriptor? {
+    static func read(in directory: DirectoryHandle, naming: ContainerNaming) throws -> ContainerDescriptor? {
         let path = directory.path(of: fileName)
         // One open tells "not there" from "not readable". Reading, then asking
         // whether the file exists, raced a process creating the container meanwhile.
@@ -60,7 +61,7 @@ struct ContainerDescriptor: Codable, Equatable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         guard data.count <= maximumSize, let descriptor = try? decoder.decode(ContainerDescriptor.self, from: data) else {
-            throw StoreError(.badContainer, "\(path) is damaged or not a Fatchat container descriptor; it was left untouched.")
+            throw StoreError(.badContainer, "\(path) is damaged or not a \(naming.programName) container descriptor; it was left untouched.")
         }
         return descriptor
     }

@@ -14,29 +14,29 @@ enum ContainerDirectory {
     /// Opens the container in `url` and returns its descriptor.
     ///
     /// With `access`, a directory that holds no container yet gets one, made
-    /// with those modes; with `exclusive` as well (`fatchat init`), a directory
+    /// with those modes; with `exclusive` as well (a program's `init`), a directory
     /// that holds any container entry is refused. `propose` gives the new
-    /// descriptor once the directory exists.
-    static func open(_ url: URL, creating access: ContainerAccess?, exclusive: Bool = false,
+    /// descriptor once the directory exists; `naming` words the errors.
+    static func open(_ url: URL, creating access: ContainerAccess?, exclusive: Bool = false, naming: ContainerNaming,
                      propose: () -> ContainerDescriptor) throws -> ContainerDescriptor {
-        let madeDirectory = try makeDirectoryIfMissing(url, access: access)
+        let madeDirectory = try makeDirectoryIfMissing(url, access: access, naming: naming)
         let directory = try DirectoryHandle(path: url.path, followingLink: true)
-        if !exclusive, let descriptor = try existing(in: directory) { return descriptor }
+        if !exclusive, let descriptor = try existing(in: directory, naming: naming) { return descriptor }
         guard let access else {
-            throw StoreError(.badContainer, "\(url.path) is not a Fatchat container (it has no \(ContainerDescriptor.fileName)). Make one with `fatchat init \(url.path)`.")
+            throw StoreError(.badContainer, "\(url.path) is not a \(naming.programName) container (it has no \(ContainerDescriptor.fileName)). Make one with \(naming.creating(url.path)).")
         }
         // Two processes that both found no container make one, not two.
         directory.lock()
-        if !exclusive, let descriptor = try existing(in: directory) { return descriptor }
+        if !exclusive, let descriptor = try existing(in: directory, naming: naming) { return descriptor }
         if exclusive {
-            try refuseEntries(in: directory)
-            if !madeDirectory { try checkExisting(directory, against: access) }
+            try refuseEntries(in: directory, naming: naming)
+            if !madeDirectory { try checkExisting(directory, against: access, naming: naming) }
         }
         if try directory.status(assetsName) == nil {
             _ = try directory.makeDirectory(assetsName, mode: access.directoryMode, group: access.group)
         }
         try DatabaseFile.create(databaseName, in: directory, mode: access.databaseMode, group: access.group)
-        let descriptor = try ContainerDescriptor.create(propose(), in: directory, mode: access.descriptorMode, group: access.group)
+        let descriptor = try ContainerDescriptor.create(propose(), in: directory, mode: access.descriptorMode, group: access.group, naming: naming)
         // Members may write the directory only once everything in it is made.
         if madeDirectory { try directory.give(mode: access.directoryMode, group: access.group) }
         return descriptor
@@ -46,7 +46,7 @@ enum ContainerDirectory {
     ///
     /// It starts out as the creator's alone when modes are given, and is given
     /// its group and mode last.
-    private static func makeDirectoryIfMissing(_ url: URL, access: ContainerAccess?) throws -> Bool {
+    private static func makeDirectoryIfMissing(_ url: URL, access: ContainerAccess?, naming: ContainerNaming) throws -> Bool {
         var info = stat()
         if stat(url.path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else {
@@ -55,7 +55,7 @@ enum ContainerDirectory {
             return false
         }
         guard errno == ENOENT, let access else {
-            throw StoreError(.serviceUnavailable, "The container \(url.path) is not there. If it lives on a network filesystem, check that it is mounted; to make a new container, run `fatchat init \(url.path)`.")
+            throw StoreError(.serviceUnavailable, "The container \(url.path) is not there. If it lives on a network filesystem, check that it is mounted; to make a new container, run \(naming.creating(url.path)).")
         }
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -68,10 +68,10 @@ enum ContainerDirectory {
     }
 
     /// The descriptor of the container in `directory`, after checking its entries; nil when it holds none.
-    private static func existing(in directory: DirectoryHandle) throws -> ContainerDescriptor? {
-        guard let descriptor = try ContainerDescriptor.read(in: directory) else {
+    private static func existing(in directory: DirectoryHandle, naming: ContainerNaming) throws -> ContainerDescriptor? {
+        guard let descriptor = try ContainerDescriptor.read(in: directory, naming: naming) else {
             if try directory.status(databaseName) != nil {
-                throw StoreError(.badContainer, "\(directory.path) holds a public database, but its \(ContainerDescriptor.fileName) has gone: someone deleted or moved it, or a `fatchat init` was cut short. Nothing was changed, and no new identity was made, since that would orphan every member's queued messages. Put \(ContainerDescriptor.fileName) back from a backup; if the directory holds nothing you need, move it aside and run `fatchat init` again.")
+                throw StoreError(.badContainer, "\(directory.path) holds a public database, but its \(ContainerDescriptor.fileName) has gone: someone deleted or moved it, or a \(naming.creating()) was cut short. Nothing was changed, and no new identity was made, since that would orphan every member's queued messages. Put \(ContainerDescriptor.fileName) back from a backup; if the directory holds nothing you need, move it aside and run \(naming.creating()) again.")
             }
             return nil
         }
@@ -81,22 +81,22 @@ enum ContainerDirectory {
             return descriptor
         }
         if assets.st_mode & S_IFMT != S_IFDIR {
-            throw StoreError(.badContainer, "\(directory.path(of: assetsName)) is \(RegularFile.describe(assets.st_mode & S_IFMT)), not the assets directory. Fatchat follows no symlink inside a container, since any member could plant one; put the real directory back.")
+            throw StoreError(.badContainer, "\(directory.path(of: assetsName)) is \(RegularFile.describe(assets.st_mode & S_IFMT)), not the assets directory. \(naming.programName) follows no symlink inside a container, since any member could plant one; put the real directory back.")
         }
         return descriptor
     }
 
-    /// Refuses, for `fatchat init`, a directory that holds any entry of a container.
-    private static func refuseEntries(in directory: DirectoryHandle) throws {
+    /// Refuses, for a program's `init`, a directory that holds any entry of a container.
+    private static func refuseEntries(in directory: DirectoryHandle, naming: ContainerNaming) throws {
         let names = [ContainerDescriptor.fileName, databaseName, assetsName] + ["-wal", "-shm", "-journal"].map { databaseName + $0 }
         for name in names where try directory.status(name) != nil {
             let what = name == ContainerDescriptor.fileName ? "is a container already" : "already holds \(name)"
-            throw StoreError(.badContainer, "\(directory.path) \(what); `fatchat init` makes a container only where there is none, and changed nothing. Choose another directory, or move that away.")
+            throw StoreError(.badContainer, "\(directory.path) \(what); \(naming.creating()) makes a container only where there is none, and changed nothing. Choose another directory, or move that away.")
         }
     }
 
     /// Refuses a directory that was there before unless it already has the group and mode asked for: init changes nothing it did not make.
-    private static func checkExisting(_ directory: DirectoryHandle, against access: ContainerAccess) throws {
+    private static func checkExisting(_ directory: DirectoryHandle, against access: ContainerAccess, naming: ContainerNaming) throws {
         let info = try directory.status()
         var steps: [String] = []
         if let group = access.group, info.st_gid != group {
@@ -106,6 +106,6 @@ enum ContainerDirectory {
             steps.append("chmod \(String(mode, radix: 8)) \(directory.path)")
         }
         guard !steps.isEmpty else { return }
-        throw StoreError(.badContainer, "\(directory.path) exists already, and `fatchat init` changes nothing it did not make. Run `\(steps.joined(separator: " && "))` first, or name a directory that does not exist yet.")
+        throw StoreError(.badContainer, "\(directory.path) exists already, and \(naming.creating()) changes nothing it did not make. Run `\(steps.joined(separator: " && "))` first, or name a directory that does not exist yet.")
     }
 }

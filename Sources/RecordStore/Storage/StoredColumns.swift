@@ -1,12 +1,13 @@
 import Foundation
 import GRDB
 
-/// Strict, throwing reads of the columns of shared tables.
+/// Strict, throwing reads of the columns of shared tables: the one place RecordStore reads a row's columns.
 ///
 /// GRDB's `row[i] as Double` traps on a value of another type, and its fast
 /// path turns text into 0 without a word; a shared file may hold anything in
-/// any column. These read the value as SQLite stored it and throw
-/// `StoredColumns.Mismatch` unless it has the type the schema means.
+/// any column. These read the value as SQLite stored it, through GRDB's
+/// throwing `Row.decode`, and throw `StoredColumns.Mismatch` unless it has the
+/// type the schema means.
 enum StoredColumns {
     /// A column's value has the wrong type or is out of range.
     struct Mismatch: Error {
@@ -43,29 +44,41 @@ enum StoredColumns {
         }
     }
 
+    /// A column's value as SQLite stored it, whatever its type.
+    ///
+    /// Decoding a `DatabaseValue` takes any stored value; GRDB's throwing path
+    /// is used all the same, so no read of a row has a trapping subscript.
+    static func value(_ row: Row, _ index: Int) throws -> DatabaseValue {
+        try row.decode(DatabaseValue.self, atIndex: index)
+    }
+
     /// A column's value to name its row with in a report: text as it is, anything else as SQL would write it.
     static func label(_ row: Row, _ index: Int) -> String {
-        let value: DatabaseValue = row[index]
+        guard let value = try? value(row, index) else { return "?" }
         if case .string(let text) = value.storage { return text }
         return value.description
     }
 
     static func text(_ row: Row, _ index: Int, _ column: String) throws -> String {
-        let value: DatabaseValue = row[index]
+        let value = try value(row, index)
         guard case .string(let text) = value.storage else { throw Mismatch(problem: "\(column) holds \(describe(value)), not text") }
         return text
     }
 
+    /// Text, or a blob that is valid UTF-8 (SQLite's own conversion); nil for anything else, which the caller steps over or names with a placeholder.
+    static func textIfAny(_ row: Row, _ index: Int) throws -> String? {
+        String.fromDatabaseValue(try value(row, index))
+    }
 
     static func integer(_ row: Row, _ index: Int, _ column: String) throws -> Int64 {
-        let value: DatabaseValue = row[index]
+        let value = try value(row, index)
         guard case .int64(let number) = value.storage else { throw Mismatch(problem: "\(column) holds \(describe(value)), not an integer") }
         return number
     }
 
     /// Seconds since 1970, finite and within `dateRange`.
     static func date(_ row: Row, _ index: Int, _ column: String) throws -> Date {
-        let value: DatabaseValue = row[index]
+        let value = try value(row, index)
         let seconds: Double
         switch value.storage {
         case .double(let d): seconds = d
@@ -88,8 +101,7 @@ enum StoredColumns {
 
     /// Like `fieldsText`, for a column that may be NULL.
     static func optionalFieldsText(_ row: Row, _ index: Int, _ column: String) throws -> String? {
-        let value: DatabaseValue = row[index]
-        return value.isNull ? nil : try fieldsText(row, index, column)
+        try value(row, index).isNull ? nil : try fieldsText(row, index, column)
     }
 
     private static func describe(_ value: DatabaseValue) -> String {

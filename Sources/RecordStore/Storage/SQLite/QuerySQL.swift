@@ -4,9 +4,10 @@ import GRDB
 /// Compiles a query to one parameterized SELECT over the `record` table.
 ///
 /// Values are always bound as parameters. Field keys, which `Identifier`
-/// restricts to letters, digits and `_`, appear inside JSON paths in the SQL
-/// text, because an expression index is only used when the query spells the
-/// same expression (`FieldSQL.value`).
+/// restricts to ASCII letters, digits and `_`, appear inside JSON paths in the
+/// SQL text, because an expression index is only used when the query spells the
+/// same expression (`FieldSQL.value`). The record type, an identifier too, is
+/// spelled as a literal for the same reason (`typeCondition`); nothing else is.
 ///
 /// A negation is pushed down to the comparisons (`NOT (a AND b)` becomes
 /// `NOT a OR NOT b`), and a negated comparison is written
@@ -27,7 +28,8 @@ struct QuerySQL {
 
     /// Where `select` puts each column: the row ID, zone and name, then `SQLiteAccess.recordColumns`, then the sort values.
     enum Column {
-        static let id = 0, zone = 1, name = 2, record = 3, firstSort = 10
+        static let id = 0, zone = 1, name = 2, record = 3
+        static let firstSort = record + SQLiteAccess.recordColumnNames.count
     }
 
     /// The SELECT for `request`, whose rows have the columns of `Column`.
@@ -71,8 +73,8 @@ struct QuerySQL {
     /// The record type is spelled as a literal rather than bound. Bound, SQLite plans
     /// with its value to pick a partial field index (`WHERE type = 'T'`), and so
     /// prepares the statement again every time the parameter is bound, cached or
-    /// not. Types are identifiers (letters, digits, `_`), checked here once more;
-    /// anything else is bound.
+    /// not. The literal is safe because types are identifiers (ASCII letters,
+    /// digits, `_`: no quote can end it), checked here once more; anything else is bound.
     private mutating func typeCondition(_ recordType: String) -> String {
         Identifier.isValid(recordType) ? "type = '\(recordType)'" : "type = " + bind(recordType)
     }

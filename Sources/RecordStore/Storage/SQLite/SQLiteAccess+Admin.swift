@@ -6,7 +6,7 @@ extension SQLiteAccess {
         // Values are read as SQLite stored them: any column of a shared file may hold any type.
         let counts = try Row.fetchAll(db, sql: "SELECT type, count(*) AS n FROM record GROUP BY type ORDER BY type")
         return try counts.compactMap { row in
-            guard case .string(let type) = (row[0] as DatabaseValue).storage else { return nil }
+            guard case .string(let type) = try StoredColumns.value(row, 0).storage else { return nil }
             let fields = try Row.fetchAll(db, sql: """
                 SELECT DISTINCT field.key AS key, json_extract(field.value, '$.t') AS tag, json_extract(field.value, '$.e') AS element
                 FROM record, json_each(CASE WHEN json_valid(record.fields) AND json_type(record.fields) = 'object' THEN record.fields ELSE '{}' END) AS field
@@ -14,12 +14,12 @@ extension SQLiteAccess {
                 """, arguments: [type])
             var types: [String: String] = [:]
             for field in fields {
-                guard let key = String.fromDatabaseValue(field[0]) else { continue }
-                let tag = String.fromDatabaseValue(field[1]) ?? "?"
-                let element = String.fromDatabaseValue(field[2]) ?? ""
+                guard let key = try StoredColumns.textIfAny(field, 0) else { continue }
+                let tag = try StoredColumns.textIfAny(field, 1) ?? "?"
+                let element = try StoredColumns.textIfAny(field, 2) ?? ""
                 types[key] = tag == "L" ? "List<\(Self.tagNames[element] ?? "?")>" : Self.tagNames[tag] ?? tag
             }
-            return RecordTypeSummary(recordType: type, count: Int(Int64.fromDatabaseValue(row[1]) ?? 0), fields: types)
+            return RecordTypeSummary(recordType: type, count: Int(Int64.fromDatabaseValue(try StoredColumns.value(row, 1)) ?? 0), fields: types)
         }
     }
 
@@ -55,7 +55,7 @@ extension SQLiteAccess {
         let records = try Row.fetchCursor(db, sql: "SELECT id, zone, name, \(Self.recordColumns) FROM record ORDER BY id")
         while let row = try records.next() {
             // A table whose definition was rewritten is reported by the schema check; its rows are read without trusting it.
-            let rowID = Int64.fromDatabaseValue(row[0]) ?? 0
+            let rowID = Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) ?? 0
             try note {
                 try StoredColumns.decoding("record", key: "rowid \(rowID)") {
                     let id = RecordID(recordName: try StoredColumns.text(row, 2, "name"), zoneID: ZoneID(zoneName: try StoredColumns.text(row, 1, "zone")))

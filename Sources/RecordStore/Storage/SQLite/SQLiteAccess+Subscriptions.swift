@@ -1,8 +1,35 @@
 import Foundation
 import GRDB
 
-/// Subscriptions tied to a parent record, on SQLite: the `parent_*` columns of the subscription table (schema v5).
+/// Subscriptions on SQLite: the `subscription` table, and the `parent_*` columns that tie one to a record (schema v5).
 extension SQLiteAccess {
+    func subscriptionBodies(owner: String) throws -> [(id: String, body: String)] {
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT id, body FROM subscription WHERE owner = ? ORDER BY id"), arguments: [owner])
+        var bodies: [(id: String, body: String)] = []
+        while let row = try rows.next() {
+            try StoredColumns.skippingDamage {
+                try StoredColumns.decoding("subscription", key: "\(owner)/\(StoredColumns.label(row, 0))") {
+                    bodies.append((try StoredColumns.text(row, 0, "id"), try StoredColumns.text(row, 1, "body")))
+                }
+            }
+        }
+        return bodies
+    }
+
+    func saveSubscription(id: String, owner: String, body: String, parent: Subscription.Parent?) throws {
+        try db.execute(sql: """
+            INSERT INTO subscription (owner, id, body, parent_zone, parent_name, parent_created) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (owner, id) DO UPDATE SET body = excluded.body, parent_zone = excluded.parent_zone,
+                parent_name = excluded.parent_name, parent_created = excluded.parent_created
+            """, arguments: [owner, id, body, parent?.recordID.zoneID.zoneName, parent?.recordID.recordName,
+                              parent?.creationDate?.timeIntervalSince1970])
+    }
+
+    func deleteSubscription(id: String, owner: String) throws -> Bool {
+        try db.execute(sql: "DELETE FROM subscription WHERE owner = ? AND id = ?", arguments: [owner, id])
+        return db.changesCount > 0
+    }
+
     func deleteSubscriptions(parentedBy ids: [RecordID]) throws {
         // Most deletes (the outbox's, messages) find no parented subscription at all; one indexed look settles that.
         guard !ids.isEmpty, try Bool.fetchOne(db.cachedStatement(sql: """

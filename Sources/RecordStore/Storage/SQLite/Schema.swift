@@ -79,8 +79,8 @@ enum Schema {
             // Field indexes cover only their own type's records from now on (see `SQLiteAccess.indexField`).
             // Marks that someone wrote by hand with other types of values get no index.
             for row in try Row.fetchAll(db, sql: "SELECT type, key, options FROM field_mark") {
-                guard case .string(let type) = (row[0] as DatabaseValue).storage, case .string(let key) = (row[1] as DatabaseValue).storage,
-                      case .int64(let bits) = (row[2] as DatabaseValue).storage,
+                guard case .string(let type) = try StoredColumns.value(row, 0).storage, case .string(let key) = try StoredColumns.value(row, 1).storage,
+                      case .int64(let bits) = try StoredColumns.value(row, 2).storage,
                       Identifier.isValid(type), Identifier.isValid(key) else { continue }
                 try SQLiteAccess.indexField(db, key: key, recordType: type, options: [])
                 try SQLiteAccess.indexField(db, key: key, recordType: type, options: FieldIndexOptions(rawValue: Int(bits)))

@@ -80,9 +80,9 @@ enum SchemaCheck {
         let rows = try Row.fetchCursor(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
         var objects: [Object] = []
         // sqlite_master is SQLite's own table; still, nothing read from the file is trusted to have its type.
-        func text(_ value: DatabaseValue) -> String? { String.fromDatabaseValue(value) }
         while let row = try rows.next() {
-            objects.append(Object(type: text(row[0]) ?? "?", name: text(row[1]) ?? "?", table: text(row[2]) ?? "?", sql: text(row[3])))
+            objects.append(Object(type: try StoredColumns.textIfAny(row, 0) ?? "?", name: try StoredColumns.textIfAny(row, 1) ?? "?",
+                                  table: try StoredColumns.textIfAny(row, 2) ?? "?", sql: try StoredColumns.textIfAny(row, 3)))
         }
         return objects
     }

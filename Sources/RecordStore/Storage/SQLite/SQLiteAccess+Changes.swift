@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+
+/// The change log on SQLite: the `change` table, read as a feed and pruned to its limit.
+extension SQLiteAccess {
+    func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan {
+        try changes(after: sequence, zone: zone, limit: limit, reporting: DamagedRowLog.note)
+    }
+
+    /// `changes(after:zone:limit:)`, handing each damaged entry to `reporting`.
+    func changes(after sequence: Int64, zone: String?, limit: Int, reporting: (DamagedRow) -> Void) throws -> ChangeScan {
+        // Each change with its record as it is now, in one statement (the record's columns are NULL once it is gone).
+        let select = """
+            SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(Self.recordColumnNames.map { "r." + $0 }.joined(separator: ", "))
+            FROM change c LEFT JOIN record r ON r.zone = c.zone AND r.name = c.name
+            """
+        let rows: RowCursor
+        if let zone {
+            rows = try Row.fetchCursor(db.cachedStatement(sql: select + " WHERE c.zone = ? AND c.seq > ? ORDER BY c.seq LIMIT ?"),
+                                       arguments: [zone, sequence, limit])
+        } else {
+            rows = try Row.fetchCursor(db.cachedStatement(sql: select + " WHERE c.seq > ? ORDER BY c.seq LIMIT ?"),
+                                       arguments: [sequence, limit])
+        }
+        // A record changed several times in one batch is decoded once. A row that does
+        // not decode is stepped over; its sequence still counts, so the feed moves past it.
+        var scan = ChangeScan()
+        var decoded: [RecordID: Record] = [:]
+        while let row = try rows.next() {
+            // `seq` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
+            guard let seq = Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) else {
+                reporting(DamagedRow(table: "change", key: StoredColumns.label(row, 0), problem: "seq is not an integer"))
+                continue
+            }
+            scan.sequences.append(seq)
+            do {
+                scan.rows.append(try decodeChange(row, sequence: seq, decoded: &decoded))
+            } catch let damage as DamagedRow {
+                reporting(damage)
+            }
+        }
+        return scan
+    }
+
+    /// Reads one row of the SELECT in `changes`, by position; throws `DamagedRow` if it or its record does not decode.
+    private func decodeChange(_ row: Row, sequence: Int64, decoded: inout [RecordID: Record]) throws -> ChangeRow {
+        try StoredColumns.decoding("change", key: "sequence \(sequence)") {
+            let id = RecordID(recordName: try StoredColumns.text(row, 2, "name"),
+                              zoneID: ZoneID(zoneName: try StoredColumns.text(row, 1, "zone")))
+            let kindNumber = try StoredColumns.integer(row, 4, "kind")
+            guard let kind = ChangeRow.Kind(rawValue: Int(kindNumber)) else {
+                throw StoredColumns.Mismatch(problem: "kind is \(kindNumber), which is no kind of change")
+            }
+            let previous = try StoredColumns.optionalFieldsText(row, 5, "previous")
+            var change = ChangeRow(
+                sequence: sequence, recordID: id, recordType: try StoredColumns.text(row, 3, "type"), kind: kind,
+                previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
+                date: try StoredColumns.date(row, 6, "at"), current: nil)
+            // `r.id` is a rowid too: an integer, or NULL when the record is gone.
+            if try !StoredColumns.value(row, 7).isNull {
+                let current = try decoded[id] ?? Self.decodeRecord(row, from: 8, id: id, assets: assets, keys: nil)
+                decoded[id] = current
+                change.current = current
+            }
+            return change
+        }
+    }
+
+    func latestSequence() throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM change ORDER BY seq DESC LIMIT 1")) ?? prunedThrough()
+    }
+
+    func prunedThrough() throws -> Int64 {
+        Int64(try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM fatchat_meta WHERE key = 'pruned_through'")) ?? "0") ?? 0
+    }
+
+    func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
+        try db.cachedStatement(sql: "INSERT INTO change (zone, name, type, kind, previous, at) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [id.zoneID.zoneName, id.recordName, type, kind.rawValue,
+                                   try previousFields.map(FieldCoding.encode), date.timeIntervalSince1970])
+    }
+
+    func pruneChanges(keeping keep: Int) throws {
+        let latest = try latestSequence()
+        let cutoff = latest - Int64(keep)
+        guard cutoff > (try prunedThrough()) else { return }
+        try db.cachedStatement(sql: "DELETE FROM change WHERE seq <= ?").execute(arguments: [cutoff])
+        try db.cachedStatement(sql: "UPDATE fatchat_meta SET value = ? WHERE key = 'pruned_through'").execute(arguments: [String(cutoff)])
+    }
+}
