@@ -34,6 +34,7 @@ let package = Package(
                 "FatchatCore",
                 "TerminalUI",
                 "SyncEngine",
+                "RecordStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -47,12 +48,16 @@ let package = Package(
         .target(name: "ProcessTestKit", path: "Tests/ProcessTestKit"),
         .testTarget(
             name: "RecordStoreTests",
-            dependencies: ["RecordStore", "StoreWorker", "ProcessTestKit", "FatchatResources", "FatchatFuzz"]
+            dependencies: [
+                "RecordStore", "StoreWorker", "ProcessTestKit", "FatchatResources", "FatchatFuzz",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .executableTarget(
             name: "SyncWorker",
             dependencies: [
                 "SyncEngine",
+                "RecordStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
