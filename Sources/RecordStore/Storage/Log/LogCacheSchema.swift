@@ -38,6 +38,12 @@ enum LogCacheSchema {
                 PRIMARY KEY (zone, target, holder)
             ) WITHOUT ROWID;
             CREATE INDEX log_waiting_by_holder ON log_waiting (zone, holder);
+            CREATE TABLE log_deleted (
+                zone TEXT NOT NULL,
+                name TEXT NOT NULL,
+                time INTEGER NOT NULL,
+                PRIMARY KEY (zone, name)
+            ) WITHOUT ROWID;
             """)
     }
 }

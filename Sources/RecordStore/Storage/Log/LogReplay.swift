@@ -131,17 +131,13 @@ struct LogReplay {
         while let id = queue.popLast(), budget > 0 {
             budget -= 1
             queued.remove(id)
-            let result = try show(id, deletes: &deletes)
+            let (result, deleteMoved) = try show(id, deletes: &deletes)
             if result != .unchanged { changed += 1 }
+            // A holder depends on its target's presence and its last delete, not on its fields:
+            // a channel's new topic leaves its messages alone.
             var next: [RecordID] = []
-            switch result {
-            case .appeared:
-                next = try waitingHolders(of: id)
-            case .disappeared:
-                next = try access.cascadingChildren(of: id)
-            case .unchanged, .replaced:
-                break
-            }
+            if result == .appeared || deleteMoved { next += try waitingHolders(of: id) }
+            if result == .disappeared || deleteMoved { next += try access.cascadingChildren(of: id) }
             for holder in next where queued.insert(holder).inserted { queue.append(holder) }
         }
         if changed > 0 { try access.pruneChanges(keeping: historyLimit) }
@@ -150,11 +146,31 @@ struct LogReplay {
 
     enum Shown { case unchanged, appeared, replaced, disappeared }
 
-    /// Makes the `record` table hold what the rules say of one record.
-    private func show(_ id: RecordID, deletes: inout [RecordID: HybridTime?]) throws -> Shown {
+    /// Makes the `record` table hold what the rules say of one record; also tells whether its last delete moved.
+    private func show(_ id: RecordID, deletes: inout [RecordID: HybridTime?]) throws -> (Shown, deleteMoved: Bool) {
         let entries = try history(of: id)
         let outcome = Self.fold(entries)
         deletes[id] = outcome.lastDelete
+        let deleteMoved = try recordLastDelete(id, outcome.lastDelete)
+        return (try show(id, entries: entries, outcome: outcome, deletes: &deletes), deleteMoved)
+    }
+
+    /// Keeps the clock of a record's last delete; returns whether it changed.
+    private func recordLastDelete(_ id: RecordID, _ time: HybridTime?) throws -> Bool {
+        let stored = try Int64.fetchOne(db.cachedStatement(sql: "SELECT time FROM log_deleted WHERE zone = ? AND name = ?"),
+                                        arguments: [id.zoneID.zoneName, id.recordName])
+        let now = time.map { Int64(bitPattern: $0.rawValue) }
+        guard stored != now else { return false }
+        if let now {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO log_deleted (zone, name, time) VALUES (?, ?, ?)")
+                .execute(arguments: [id.zoneID.zoneName, id.recordName, now])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM log_deleted WHERE zone = ? AND name = ?").execute(arguments: [id.zoneID.zoneName, id.recordName])
+        }
+        return true
+    }
+
+    private func show(_ id: RecordID, entries: [Stored], outcome: Outcome, deletes: inout [RecordID: HybridTime?]) throws -> Shown {
         for entry in entries where outcome.ignored.contains(entry.stamp) != entry.ignored {
             try db.cachedStatement(sql: "UPDATE log_entry SET ignored = ? WHERE zone = ? AND name = ? AND time = ? AND client = ?")
                 .execute(arguments: [!entry.ignored, id.zoneID.zoneName, id.recordName,
@@ -174,9 +190,9 @@ struct LogReplay {
                     deleted = Self.fold(try history(of: target)).lastDelete
                     deletes[target] = deleted
                 }
-                if let deleted, deleted > live.stamp.time {
-                    desired = nil
-                } else if try !access.exists(target) {
+                let deletedSince = deleted.map { $0 > live.stamp.time } ?? false
+                if try deletedSince || !access.exists(target) {
+                    // Hidden for now; looked at again whenever the target appears or its last delete moves.
                     try db.cachedStatement(sql: "INSERT OR IGNORE INTO log_waiting (zone, target, holder) VALUES (?, ?, ?)")
                         .execute(arguments: [id.zoneID.zoneName, target.recordName, id.recordName])
                     desired = nil
@@ -206,6 +222,11 @@ struct LogReplay {
             if keepsChanges { try access.appendChange(id, type: previous.recordType, kind: .deleted, previousFields: previous.fields, date: Date()) }
             try access.deleteSubscriptions(parentedBy: [id])
             return .disappeared
+        }
+        // The `record` table keeps a row's creator and creation date on update; a record created
+        // again, or by someone else whose claim turned out to be earlier, replaces the row.
+        if let previous, previous.creatorUserRecordID != desired.record.creatorUserRecordID || previous.creationDate != desired.record.creationDate {
+            try access.remove(previous)
         }
         try access.upsert(desired.record, isNew: !(try access.exists(id)))
         try db.cachedStatement(sql: "UPDATE log_entry SET shown = 1 WHERE zone = ? AND name = ? AND time = ? AND client = ?")
