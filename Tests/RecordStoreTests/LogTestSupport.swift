@@ -9,7 +9,7 @@ enum LogFixture {
     /// A save entry whose fields are given as stored JSON.
     static func save(_ name: String, by account: String, client: UUID, at time: UInt64, type: String = "Note",
                      fields: [String: FieldValue] = [:]) throws -> LogEntry {
-        let saved = LogEntry.Saved(recordType: type, fields: try FieldCoding.encode(fields), created: 1_000, modified: Double(time),
+        let saved = LogEntry.Saved(recordType: type, fields: try FieldCoding.encode(fields), created: 1_000, modified: 1_000 + Double(time % 1_000_000),
                                    changeTag: "t\(time)")
         return LogEntry(account: account, client: client, time: HybridTime(rawValue: time), recordID: RecordID(recordName: name), change: .save(saved))
     }

@@ -159,7 +159,7 @@ enum LogFormat {
                   let fields = reader.string32() else {
                 return .failure(EntryProblem(reason: "the saved record ends early or holds text that is not UTF-8"))
             }
-            guard Identifier.isValid(type), created.isFinite, modified.isFinite else {
+            guard Identifier.isValid(type), StoredColumns.dateRange.contains(created), StoredColumns.dateRange.contains(modified) else {
                 return .failure(EntryProblem(reason: "the saved record's type or dates are not valid"))
             }
             change = .save(LogEntry.Saved(recordType: type, fields: fields, created: created, modified: modified, changeTag: tag))
