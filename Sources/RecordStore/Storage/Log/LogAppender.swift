@@ -14,9 +14,6 @@ final class LogAppender: Sendable {
     private let state: Mutex<(fd: Int32, end: Int64)>
     /// The newest clock stamp in the file when it was opened.
     let latestTime: HybridTime?
-    /// Whether the file reports this process's user as its owner; where it does not
-    /// (some network filesystems map every owner to one account), owners are not checked.
-    let ownersAreMeaningful: Bool
 
     /// Opens or creates `<client>.log` in `directory`, a directory this user owns.
     init(in directory: DirectoryHandle, client: UUID, account: String, mode: mode_t) throws {
@@ -30,7 +27,6 @@ final class LogAppender: Sendable {
             guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
                 throw StoreError(.badContainer, "\(directory.path(of: name)) is not a regular file; it was left untouched.")
             }
-            ownersAreMeaningful = info.st_uid == geteuid()
             let expected = LogHeader(client: client, account: account, generation: 0)
             if info.st_size == 0 {
                 let bytes = LogFormat.encode(expected)

@@ -72,16 +72,17 @@ enum LogDirectory {
     }
 
     /// Opens this account's own directory in `logs/`, making it if it is not there; only its owner may write in it.
-    static func ownDirectory(in logs: DirectoryHandle, account: String) throws -> DirectoryHandle {
+    /// Also tells whether this call made it.
+    static func ownDirectory(in logs: DirectoryHandle, account: String) throws -> (DirectoryHandle, made: Bool) {
         if try logs.status(account) == nil {
             // Readable where the container is; writable by its owner alone.
             let mode = S_ISGID | 0o700 | (try logs.status().st_mode & 0o055)
             do {
-                return try logs.makeDirectory(account, mode: mode, group: nil)
+                return (try logs.makeDirectory(account, mode: mode, group: nil), true)
             } catch let error as StoreError where error.code == .badContainer && (try? logs.status(account)) != nil {
                 // Made by another client of this account meanwhile.
             }
         }
-        return try logs.directory(account)
+        return (try logs.directory(account), false)
     }
 }

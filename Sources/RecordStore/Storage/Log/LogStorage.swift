@@ -14,7 +14,13 @@ final class LogStorage: RecordStorage {
     let account: String
     let slot: LogClientSlot
     let clock = HybridClock()
-    let appender: LogAppender
+    /// This client's log, made on its first write: a client that only reads leaves no file behind.
+    private let appenderSlot = Mutex<LogAppender?>(nil)
+    private let ownDirectory: DirectoryHandleBox
+    private let logFileMode: mode_t
+    /// Whether the filesystem reports owners as they are; where it does not (some network
+    /// filesystems map every owner to one account), owners are not checked.
+    let ownersAreMeaningful: Bool
     private let logs: DirectoryHandleBox
     private let historyLimit: Int
     /// What the last poll saw of each log and account directory, to skip what has not changed.
@@ -37,13 +43,16 @@ final class LogStorage: RecordStorage {
         slot = try LogClientSlot(in: privateDirectory)
         let containerHandle = try DirectoryHandle(path: container.path, followingLink: true)
         let logs = try LogDirectory.open(in: containerHandle)
-        let own = try LogDirectory.ownDirectory(in: logs, account: account)
-        let fileMode = (try own.status().st_mode & 0o755) | 0o200
-        appender = try LogAppender(in: own, client: slot.client, account: account, mode: fileMode & 0o644)
-        if appender.ownersAreMeaningful, try own.status().st_uid != geteuid() {
+        let (own, made) = try LogDirectory.ownDirectory(in: logs, account: account)
+        logFileMode = (try own.status().st_mode & 0o644) | 0o200
+        // A directory this process just made shows how the filesystem reports owners; one that was
+        // there already is trusted to be ours only on a local disk, where owners are what they say.
+        let ownedByMe = try own.status().st_uid == geteuid()
+        if !ownedByMe, !made, JournalMode.detect(for: container) == .local {
             throw StoreError(.badContainer, "\(own.path) belongs to another account, so someone else could rewrite this client's log. Ask its owner or an administrator to remove it.")
         }
-        if let latest = appender.latestTime { clock.observe(latest) }
+        ownersAreMeaningful = ownedByMe
+        ownDirectory = DirectoryHandleBox(own)
         self.logs = DirectoryHandleBox(logs)
         self.historyLimit = historyLimit
     }
@@ -64,10 +73,11 @@ final class LogStorage: RecordStorage {
             guard !entries.isEmpty || !recorder.notes.touched.isEmpty else { return result }
             let replay = LogReplay(access)
             if !entries.isEmpty {
+                let appender = try ownLog()
                 let (start, end) = try appender.append(entries)
                 for entry in entries { _ = try replay.remember(entry) }
                 try db(access).execute(sql: "UPDATE log_read SET offset = ? WHERE log = ? AND offset = ?",
-                                       arguments: [end, ownLogKey, start])
+                                       arguments: [end, account + "/" + appender.name, start])
             }
             // The body changed the cache itself; tell the rules which entries it shows, then let them check it.
             var shown: [RecordID: LogStamp] = [:]
@@ -86,7 +96,16 @@ final class LogStorage: RecordStorage {
 
     private func db(_ access: SQLiteAccess) -> GRDB.Database { access.db }
 
-    private var ownLogKey: String { account + "/" + appender.name }
+    /// This client's log, opened (and made, the first time) on first use.
+    private func ownLog() throws -> LogAppender {
+        try appenderSlot.withLock { slot in
+            if let slot { return slot }
+            let appender = try LogAppender(in: ownDirectory.handle, client: self.slot.client, account: account, mode: logFileMode)
+            if let latest = appender.latestTime { clock.observe(latest) }
+            slot = appender
+            return appender
+        }
+    }
 
     /// A change signal that polls the logs first: a poll that applied anything is a change.
     func makeChangeSignal() throws -> any StorageChangeSignal { LogChangeSignal(storage: self) }
@@ -156,7 +175,7 @@ final class LogStorage: RecordStorage {
             guard let uid = LogDirectory.uid(inAccount: account),
                   let info = try? logs.status(account), info.st_mode & S_IFMT == S_IFDIR else { continue }
             // Where owners mean something, a directory in someone else's name is not read at all.
-            if appender.ownersAreMeaningful, info.st_uid != uid { continue }
+            if ownersAreMeaningful, info.st_uid != uid { continue }
             let directory: DirectoryHandleBox
             let names: [String]
             if let remembered = seen.withLock({ $0.accounts[account] }), remembered.stamp == FileStamp(info) {
@@ -190,7 +209,7 @@ final class LogStorage: RecordStorage {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return LogRead(stop: .unreadable("cannot stat")) }
-        if appender.ownersAreMeaningful, info.st_uid != candidate.uid { return LogRead(stop: .bad("owned by someone else")) }
+        if ownersAreMeaningful, info.st_uid != candidate.uid { return LogRead(stop: .bad("owned by someone else")) }
         guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd),
               header.account == candidate.account, header.client == candidate.client else {
             return LogRead(stop: .bad("its header is not this log's"))
