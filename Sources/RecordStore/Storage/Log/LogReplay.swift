@@ -120,10 +120,11 @@ struct LogReplay {
     ///
     /// Returns the records that appeared, changed or went.
     @discardableResult
-    func settle(_ ids: some Collection<RecordID>, historyLimit: Int) throws -> Int {
+    /// `new`: the records whose first entries this poll just kept, so nothing of them is stored yet.
+    func settle(_ ids: some Collection<RecordID>, new: Bool = false, historyLimit: Int) throws -> Int {
         var queue = Array(ids)
         var queued = Set(ids)
-        var deletes: [RecordID: HybridTime?] = [:]
+        var pass = Pass(unseen: new ? Set(ids) : [])
         var changed = 0
         // Each step follows a `deleteSelf` link; a cycle of links can only flip a record
         // a bounded number of times, and this bound ends even a pathological one.
@@ -131,7 +132,7 @@ struct LogReplay {
         while let id = queue.popLast(), budget > 0 {
             budget -= 1
             queued.remove(id)
-            let (result, deleteMoved) = try show(id, deletes: &deletes)
+            let (result, deleteMoved) = try show(id, pass: &pass)
             if result != .unchanged { changed += 1 }
             // A holder depends on its target's presence and its last delete, not on its fields:
             // a channel's new topic leaves its messages alone.
@@ -146,13 +147,37 @@ struct LogReplay {
 
     enum Shown { case unchanged, appeared, replaced, disappeared }
 
+    /// What one `settle` has learnt so far, so a channel's thousand new messages look it up once.
+    struct Pass {
+        /// Records kept for the first time this poll and not yet looked at: nothing of them is in the cache.
+        var unseen: Set<RecordID>
+        var deletes: [RecordID: HybridTime?] = [:]
+        var present: [RecordID: Bool] = [:]
+        var zoneKeepsChanges: [String: Bool] = [:]
+    }
+
     /// Makes the `record` table hold what the rules say of one record; also tells whether its last delete moved.
-    private func show(_ id: RecordID, deletes: inout [RecordID: HybridTime?]) throws -> (Shown, deleteMoved: Bool) {
+    private func show(_ id: RecordID, pass: inout Pass) throws -> (Shown, deleteMoved: Bool) {
         let entries = try history(of: id)
         let outcome = Self.fold(entries)
-        deletes[id] = outcome.lastDelete
-        let deleteMoved = try recordLastDelete(id, outcome.lastDelete)
-        return (try show(id, entries: entries, outcome: outcome, deletes: &deletes), deleteMoved)
+        pass.deletes[id] = outcome.lastDelete
+        // A record whose only entry just arrived has no stored delete, shown row or wait to undo.
+        let fresh = pass.unseen.remove(id) != nil && entries.count == 1
+        let deleteMoved = fresh && outcome.lastDelete == nil ? false : try recordLastDelete(id, outcome.lastDelete)
+        let shown = try show(id, entries: entries, outcome: outcome, fresh: fresh, pass: &pass)
+        switch shown {
+        case .appeared, .replaced: pass.present[id] = true
+        case .disappeared: pass.present[id] = false
+        case .unchanged: break
+        }
+        return (shown, deleteMoved)
+    }
+
+    private func isPresent(_ id: RecordID, pass: inout Pass) throws -> Bool {
+        if let known = pass.present[id] { return known }
+        let present = try access.exists(id)
+        pass.present[id] = present
+        return present
     }
 
     /// Keeps the clock of a record's last delete; returns whether it changed.
@@ -170,13 +195,15 @@ struct LogReplay {
         return true
     }
 
-    private func show(_ id: RecordID, entries: [Stored], outcome: Outcome, deletes: inout [RecordID: HybridTime?]) throws -> Shown {
+    private func show(_ id: RecordID, entries: [Stored], outcome: Outcome, fresh: Bool, pass: inout Pass) throws -> Shown {
         for entry in entries where outcome.ignored.contains(entry.stamp) != entry.ignored {
             try db.cachedStatement(sql: "UPDATE log_entry SET ignored = ? WHERE zone = ? AND name = ? AND time = ? AND client = ?")
                 .execute(arguments: [!entry.ignored, id.zoneID.zoneName, id.recordName,
                                      Int64(bitPattern: entry.stamp.time.rawValue), entry.stamp.client.uuidString])
         }
-        try db.cachedStatement(sql: "DELETE FROM log_waiting WHERE zone = ? AND holder = ?").execute(arguments: [id.zoneID.zoneName, id.recordName])
+        if !fresh {
+            try db.cachedStatement(sql: "DELETE FROM log_waiting WHERE zone = ? AND holder = ?").execute(arguments: [id.zoneID.zoneName, id.recordName])
+        }
 
         var desired: (entry: Stored, record: Record)?
         if let live = outcome.live, let saved = live.saved, let record = try? Self.record(id, saved, account: live.account, assets: access.assets) {
@@ -184,14 +211,14 @@ struct LogReplay {
             for reference in record.references where reference.action == .deleteSelf {
                 let target = reference.recordID
                 let deleted: HybridTime?
-                if let known = deletes[target] {
+                if let known = pass.deletes[target] {
                     deleted = known
                 } else {
                     deleted = Self.fold(try history(of: target)).lastDelete
-                    deletes[target] = deleted
+                    pass.deletes[target] = deleted
                 }
                 let deletedSince = deleted.map { $0 > live.stamp.time } ?? false
-                if try deletedSince || !access.exists(target) {
+                if try deletedSince || !isPresent(target, pass: &pass) {
                     // Hidden for now; looked at again whenever the target appears or its last delete moves.
                     try db.cachedStatement(sql: "INSERT OR IGNORE INTO log_waiting (zone, target, holder) VALUES (?, ?, ?)")
                         .execute(arguments: [id.zoneID.zoneName, target.recordName, id.recordName])
@@ -201,7 +228,7 @@ struct LogReplay {
         }
 
         let current = entries.first(where: \.shown)?.stamp
-        let present = try access.exists(id)
+        let present = fresh ? false : try isPresent(id, pass: &pass)
         if current == desired?.entry.stamp, present == (desired != nil) { return .unchanged }
         if let current {
             try db.cachedStatement(sql: "UPDATE log_entry SET shown = 0 WHERE zone = ? AND name = ? AND time = ? AND client = ?")
@@ -215,7 +242,8 @@ struct LogReplay {
                 _ = try access.removeUndecodable(id)
             }
         }
-        let keepsChanges = try access.zoneKeepsChanges(id.zoneID.zoneName) ?? false
+        let keepsChanges = try pass.zoneKeepsChanges[id.zoneID.zoneName] ?? access.zoneKeepsChanges(id.zoneID.zoneName) ?? false
+        pass.zoneKeepsChanges[id.zoneID.zoneName] = keepsChanges
         guard let desired else {
             guard let previous else { return .unchanged }
             try access.remove(previous)
@@ -228,7 +256,7 @@ struct LogReplay {
         if let previous, previous.creatorUserRecordID != desired.record.creatorUserRecordID || previous.creationDate != desired.record.creationDate {
             try access.remove(previous)
         }
-        try access.upsert(desired.record, isNew: !(try access.exists(id)))
+        try access.upsert(desired.record, isNew: present ? !(try access.exists(id)) : true)
         try db.cachedStatement(sql: "UPDATE log_entry SET shown = 1 WHERE zone = ? AND name = ? AND time = ? AND client = ?")
             .execute(arguments: [id.zoneID.zoneName, id.recordName, Int64(bitPattern: desired.entry.stamp.time.rawValue),
                                  desired.entry.stamp.client.uuidString])

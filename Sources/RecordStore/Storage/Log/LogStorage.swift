@@ -149,7 +149,7 @@ final class LogStorage: RecordStorage {
                 if read.stop == .limit { result.moreToRead = true }
                 if read.stop == .caughtUp { caughtUp[candidate.key] = candidate.stamp }
             }
-            result.changedRecords = try replay.settle(touched, historyLimit: historyLimit)
+            result.changedRecords = try replay.settle(touched, new: true, historyLimit: historyLimit)
             seen.withLock { memory in
                 for (key, stamp) in caughtUp { memory.logs[key] = stamp }
             }
