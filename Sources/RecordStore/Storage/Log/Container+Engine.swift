@@ -14,7 +14,9 @@ extension Container {
     /// does nothing for a `sqlite` one. The sync engine's change signal does this on every poll.
     @discardableResult
     public func refreshPublicDatabase() throws -> Int {
-        guard let storage = publicDatabase.storage as? LogStorage else { return 0 }
+        guard engine == .log, let storage = try ((publicDatabase.storage as? LazyStorage)?.storage() ?? publicDatabase.storage) as? LogStorage else {
+            return 0
+        }
         var applied = 0
         while true {
             let result = try storage.refresh()

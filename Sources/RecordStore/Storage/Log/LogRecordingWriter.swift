@@ -61,7 +61,9 @@ struct LogRecordingWriter: StorageWriter {
     func integrityProblems() throws -> [String] { try base.integrityProblems() }
     func orphanedSubscriptions() throws -> [OrphanedSubscription] { try base.orphanedSubscriptions() }
     func cascadingChildren(of id: RecordID) throws -> [RecordID] { try base.cascadingChildren(of: id) }
-    func isAssetInUse(_ hash: String) throws -> Bool { try base.isAssetInUse(hash) }
+    /// Always in use: this cache may not have read yet the record of another client that uses the file,
+    /// so no client removes an asset file from a log container (a leak, never a loss).
+    func isAssetInUse(_ hash: String) throws -> Bool { true }
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
         try base.appendChange(id, type: type, kind: kind, previousFields: previousFields, date: date)
     }
