@@ -22,12 +22,8 @@ import Testing
         var collector = EventCollector(engine: engine)
         _ = collector.collect(timeout: 0.3) { _ in false }
 
-        let writer = try open(dir, user: "writer")
-        var note = Record(recordType: "Note", recordID: RecordID(recordName: "from-the-log"))
-        note["text"] = "hi"
-        try writer.publicDatabase.save(note)
-        #expect(collector.collect(timeout: 10) { changedNames($0).contains("from-the-log") })
-        try writer.publicDatabase.deleteRecord(withID: note.recordID)
-        #expect(collector.collect(timeout: 10) { deletedNames($0).contains("from-the-log") })
+        let arrived = try saveAndDeleteArrive("from-the-log", from: try open(dir, user: "writer"), at: &collector)
+        #expect(arrived.saved)
+        #expect(arrived.deleted)
     }
 }
