@@ -19,11 +19,17 @@ struct ContainerOptions: ParsableArguments {
     /// The worker stands in for Fatchat's processes in tests, so its private databases go where Fatchat's do.
     static let naming = ContainerNaming(programName: "Fatchat", dataDirectoryName: "fatchat")
 
+    @Option(name: .long, help: "sqlite or log: the engine a new container gets, and the one an existing container must have.")
+    var engine: StorageEngine?
+
     /// Opens the container and picks the database.
     func open() throws -> (Container, RecordDatabase) {
         var options = Container.Options(mode: mode.journalMode, naming: Self.naming)
         options.privateDataDirectory = privateDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        options.engine = engine
         let container = try Container(url: URL(fileURLWithPath: container, isDirectory: true), options: options)
+        // A log container's cache catches up with every log before the worker looks at it.
+        try container.refreshPublicDatabase()
         switch database {
         case .public: return (container, container.publicDatabase)
         case .private: return (container, container.privateDatabase)
@@ -43,6 +49,8 @@ enum ModeChoice: String, ExpressibleByArgument, CaseIterable {
         }
     }
 }
+
+extension StorageEngine: ExpressibleByArgument {}
 
 /// `--database`.
 enum DatabaseChoice: String, ExpressibleByArgument, CaseIterable {

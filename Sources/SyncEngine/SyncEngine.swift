@@ -67,7 +67,7 @@ public final class SyncEngine: Sendable {
         self.outbox = try Outbox(database: container.privateDatabase)
         self.watcher = try ChangeWatcher(directory: container.url, useInotify: configuration.useInotify)
         self.sendWake = try ChangeWatcher(directory: container.url, useInotify: false)
-        self.pollInterval = configuration.pollInterval ?? (container.mode == .network ? 0.25 : 1.0)
+        self.pollInterval = configuration.pollInterval ?? (container.mode == .network || container.engine == .log ? 0.25 : 1.0)
     }
 
     // MARK: Lifecycle

@@ -13,14 +13,9 @@ import Testing
         defer { engine.stop() }
         var collector = EventCollector(engine: engine)
 
-        let writer = try dir.container(user: "writer")
-        var note = Record(recordType: "Note", recordID: RecordID(recordName: "hello"))
-        note["text"] = "hi"
-        try writer.publicDatabase.save(note)
-        #expect(collector.collect(timeout: 10) { changedNames($0).contains("hello") })
-
-        try writer.publicDatabase.deleteRecord(withID: note.recordID)
-        #expect(collector.collect(timeout: 10) { deletedNames($0).contains("hello") })
+        let arrived = try saveAndDeleteArrive("hello", from: try dir.container(user: "writer"), at: &collector)
+        #expect(arrived.saved)
+        #expect(arrived.deleted)
     }
 
     @Test func aSteppedEngineHasEmittedWhatItsPassFetchedWhenTheCallReturns() throws {

@@ -63,6 +63,16 @@ struct EventCollector {
     }
 }
 
+/// Saves a note in `writer`'s public database, then deletes it; returns whether the engine reported each.
+func saveAndDeleteArrive(_ name: String, from writer: Container, at collector: inout EventCollector) throws -> (saved: Bool, deleted: Bool) {
+    var note = Record(recordType: "Note", recordID: RecordID(recordName: name))
+    note["text"] = "hi"
+    try writer.publicDatabase.save(note)
+    let saved = collector.collect(timeout: 10) { changedNames($0).contains(name) }
+    try writer.publicDatabase.deleteRecord(withID: note.recordID)
+    return (saved, collector.collect(timeout: 10) { deletedNames($0).contains(name) })
+}
+
 /// The names of records in `recordsChanged` events.
 func changedNames(_ events: [SyncEvent]) -> [String] {
     events.flatMap { event -> [String] in

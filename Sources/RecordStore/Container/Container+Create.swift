@@ -8,7 +8,9 @@ extension Container {
     /// directory that exists already is used only if it has the group and
     /// mode `access` asks for: nothing that was there before is changed.
     public static func create(at url: URL, access: ContainerAccess, options: Options = Options()) throws -> Container {
-        _ = try ContainerDirectory.open(url, creating: access, exclusive: true, naming: options.naming) { ContainerDescriptor.new(for: url, mode: options.mode) }
+        _ = try ContainerDirectory.open(url, creating: access, exclusive: true, naming: options.naming) {
+            ContainerDescriptor.new(for: url, mode: options.mode, engine: options.engine)
+        }
         var opening = options
         opening.create = false
         return try Container(url: url, options: opening)

@@ -23,6 +23,8 @@ public final class Container: Sendable {
         public var changeHistoryLimit = 100_000
         /// Open the public database on first use, so that a lock on it holds up nothing that needs only the private one.
         public var opensPublicDatabaseOnFirstUse = false
+        /// The engine a container this open creates gets; when opening, the engine the container must have (nil: whichever it has).
+        public var engine: StorageEngine?
 
         public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil, naming: ContainerNaming = ContainerNaming()) {
             self.mode = mode
@@ -35,6 +37,8 @@ public final class Container: Sendable {
     public let url: URL
     public let identifier: String
     public let mode: JournalMode
+    /// The engine that holds the public database, as `container.json` records it.
+    public let engine: StorageEngine
     public let currentUser: UserIdentity
     public let publicDatabase: RecordDatabase
     public let privateDatabase: RecordDatabase
@@ -51,7 +55,7 @@ public final class Container: Sendable {
     public init(url: URL, options: Options = Options()) throws {
         let user = UserIdentity.current
         let descriptor = try ContainerDirectory.open(url, creating: options.create ? options.access : nil, naming: options.naming) {
-            ContainerDescriptor.new(for: url, mode: options.mode)
+            ContainerDescriptor.new(for: url, mode: options.mode, engine: options.engine)
         }
         let detected = options.mode ?? JournalMode.detect(for: url)
         let publicPath = url.appendingPathComponent(ContainerDirectory.databaseName).path
@@ -67,15 +71,21 @@ public final class Container: Sendable {
 
         let assets = url.appendingPathComponent(ContainerDirectory.assetsName, isDirectory: true)
         let mode = descriptor.mode
-        let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse
-            ? LazyStorage { try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode) }
-            : try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode)
-        publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
-                                        user: user, historyLimit: options.changeHistoryLimit)
-
         let privateRoot = options.privateDataDirectory ?? user.dataHome.appendingPathComponent(options.naming.dataDirectoryName, isDirectory: true)
         let privateDirectory = privateRoot.appendingPathComponent(descriptor.identifier, isDirectory: true)
         let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit)
+        let engine = try Self.engine(of: descriptor, wanted: options.engine, url: url)
+        self.engine = engine
+        let open: @Sendable () throws -> any RecordStorage = { [engine, historyLimit = options.changeHistoryLimit] in
+            switch engine {
+            case .sqlite: try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode)
+            case .log: try LogStorage(container: url, privateDirectory: privateDirectory, assetsDirectory: assets, user: user, historyLimit: historyLimit)
+            }
+        }
+        let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse ? LazyStorage(open) : try open()
+        publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
+                                        user: user, historyLimit: options.changeHistoryLimit)
+
         privateDatabase = RecordDatabase(scope: .private, storage: privateStorage,
                                          assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true)),
                                          user: user, historyLimit: options.changeHistoryLimit)

@@ -9,10 +9,13 @@ struct ContainerDescriptor: Codable, Equatable {
     var identifier: String
     var mode: JournalMode
     var created: Date
+    /// The engine of the public database; a descriptor from before engines were recorded means SQLite.
+    var engine: StorageEngine?
 
     /// A new identity for a container being made in `url`, in `mode` or the one its filesystem calls for.
-    static func new(for url: URL, mode: JournalMode?) -> ContainerDescriptor {
-        ContainerDescriptor(identifier: UUID().uuidString, mode: mode ?? JournalMode.detect(for: url), created: Date())
+    static func new(for url: URL, mode: JournalMode?, engine: StorageEngine? = nil) -> ContainerDescriptor {
+        ContainerDescriptor(identifier: UUID().uuidString, mode: mode ?? JournalMode.detect(for: url), created: Date(),
+                            engine: engine ?? .sqlite)
     }
 
     /// Writes the descriptor, unless another process wrote one first; returns the one that is there.

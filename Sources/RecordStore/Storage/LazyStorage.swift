@@ -17,7 +17,7 @@ final class LazyStorage: RecordStorage {
     }
 
     /// The real storage; the lock is held while opening, so two threads never open it twice.
-    private func storage() throws -> any RecordStorage {
+    func storage() throws -> any RecordStorage {
         try opened.withLock { opened in
             if let opened { return opened }
             let storage = try open()

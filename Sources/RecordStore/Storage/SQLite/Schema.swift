@@ -100,6 +100,10 @@ enum Schema {
                 """)
             try SQLiteAccess.adoptParents(db)
         }
+        migrator.registerMigration("v6-log-replay") { db in
+            // What the `log` engine's cache keeps of the logs it replayed (see `LogCacheSchema`); empty elsewhere.
+            try LogCacheSchema.create(db)
+        }
         return migrator
     }
 

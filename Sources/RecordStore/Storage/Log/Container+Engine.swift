@@ -1,0 +1,27 @@
+import Foundation
+
+extension Container {
+    /// The engine `container.json` names, refusing a client that asked for another.
+    static func engine(of descriptor: ContainerDescriptor, wanted: StorageEngine?, url: URL) throws -> StorageEngine {
+        let recorded = descriptor.engine ?? .sqlite
+        if let wanted, wanted != recorded {
+            throw StoreError(.badContainer, "The container \(url.path) keeps its public database in the \(recorded.rawValue) engine, but this client was asked for \(wanted.rawValue). Two engines on one container would each miss the other's messages; open it with --engine \(recorded.rawValue).")
+        }
+        return recorded
+    }
+
+    /// Reads what is new in the other clients' logs into this client's cache, for a `log` container;
+    /// does nothing for a `sqlite` one. The sync engine's change signal does this on every poll.
+    @discardableResult
+    public func refreshPublicDatabase() throws -> Int {
+        guard engine == .log, let storage = try ((publicDatabase.storage as? LazyStorage)?.storage() ?? publicDatabase.storage) as? LogStorage else {
+            return 0
+        }
+        var applied = 0
+        while true {
+            let result = try storage.refresh()
+            applied += result.newEntries
+            if !result.moreToRead { return applied }
+        }
+    }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import GRDB
+
+/// Applies log entries to the cache with the record rules, so that every client ends with the same records.
+///
+/// Every entry that arrives is kept in `log_entry`; what a record looks like
+/// is then worked out again from all of its entries, in clock order, which
+/// makes the outcome independent of the order the logs were read in:
+/// - a save makes its account the record's creator if the record has none;
+///   from then on only that account's saves and deletes count, and everyone
+///   else's are ignored (and counted);
+/// - the creator's delete frees the record, which a later save may create again;
+/// - one creator's clients are ordered by their hybrid clocks, ties broken by client ID;
+/// - a record whose `deleteSelf` target is missing is hidden until the target
+///   shows up, and is gone for good once the target is deleted after it was saved,
+///   whichever arrives first.
+/// The `record` table then holds exactly the shown records, changed through
+/// the SQLite engine's own writer, so the change feed and subscriptions see
+/// each appearance, update and disappearance once.
+struct LogReplay {
+    let db: GRDB.Database
+    let access: SQLiteAccess
+
+    init(_ access: SQLiteAccess) {
+        self.access = access
+        db = access.db
+    }
+
+    /// One row of `log_entry`.
+    struct Stored {
+        var stamp: LogStamp
+        var account: String
+        var saved: LogEntry.Saved?
+        var shown: Bool
+        var ignored: Bool
+    }
+
+    // MARK: History
+
+    /// Keeps an entry; false if it was kept before (a log read again after compaction, say).
+    func remember(_ entry: LogEntry) throws -> Bool {
+        let id = entry.recordID
+        var arguments: StatementArguments = [id.zoneID.zoneName, id.recordName, Int64(bitPattern: entry.time.rawValue),
+                                             entry.client.uuidString, entry.account]
+        switch entry.change {
+        case .delete:
+            arguments += [LogFormat.Kind.delete.rawValue, nil, nil, nil, nil, nil]
+        case .save(let saved):
+            arguments += [LogFormat.Kind.save.rawValue, saved.recordType, saved.fields, saved.created, saved.modified, saved.changeTag]
+        }
+        try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO log_entry (zone, name, time, client, account, kind, type, fields, created, modified, tag)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: arguments)
+        return db.changesCount > 0
+    }
+
+    /// A record's entries in clock order; a row that does not read back is left out.
+    func history(of id: RecordID) throws -> [Stored] {
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT time, client, account, kind, type, fields, created, modified, tag, shown, ignored
+            FROM log_entry WHERE zone = ? AND name = ? ORDER BY time, client
+            """), arguments: [id.zoneID.zoneName, id.recordName])
+        var entries: [Stored] = []
+        while let row = try rows.next() {
+            guard let time = Int64.fromDatabaseValue(row[0]), time >= 0,
+                  let clientText = String.fromDatabaseValue(row[1]), let client = UUID(uuidString: clientText),
+                  let account = String.fromDatabaseValue(row[2]), let kind = Int64.fromDatabaseValue(row[3]) else { continue }
+            var saved: LogEntry.Saved?
+            if kind == Int64(LogFormat.Kind.save.rawValue) {
+                guard let type = String.fromDatabaseValue(row[4]), let fields = String.fromDatabaseValue(row[5]),
+                      let created = Double.fromDatabaseValue(row[6]), let modified = Double.fromDatabaseValue(row[7]),
+                      let tag = String.fromDatabaseValue(row[8]) else { continue }
+                saved = LogEntry.Saved(recordType: type, fields: fields, created: created, modified: modified, changeTag: tag)
+            }
+            entries.append(Stored(stamp: LogStamp(time: HybridTime(rawValue: UInt64(time)), client: client), account: account,
+                                  saved: saved, shown: Int64.fromDatabaseValue(row[9]) == 1, ignored: Int64.fromDatabaseValue(row[10]) == 1))
+        }
+        return entries
+    }
+
+    // MARK: The rules
+
+    /// What a record's history comes to.
+    struct Outcome {
+        /// The save that holds, if the record exists.
+        var live: Stored?
+        /// The clock of the creator's last delete, if there was one.
+        var lastDelete: HybridTime?
+        /// The entries that did not count, being someone else's than the creator's.
+        var ignored: Set<LogStamp> = []
+    }
+
+    /// Runs the record rules over a history in clock order.
+    static func fold(_ history: [Stored]) -> Outcome {
+        var outcome = Outcome()
+        var creator: String?
+        for entry in history {
+            if entry.saved != nil {
+                if creator == nil || creator == entry.account {
+                    creator = entry.account
+                    outcome.live = entry
+                } else {
+                    outcome.ignored.insert(entry.stamp)
+                }
+            } else if creator == entry.account {
+                creator = nil
+                outcome.live = nil
+                outcome.lastDelete = entry.stamp.time
+            } else {
+                outcome.ignored.insert(entry.stamp)
+            }
+        }
+        return outcome
+    }
+
+    // MARK: Showing records
+
+    /// Works out again what each of these records, and any record that depends on them, should look like.
+    ///
+    /// Returns the records that appeared, changed or went.
+    @discardableResult
+    /// `new`: the records whose first entries this poll just kept, so nothing of them is stored yet.
+    func settle(_ ids: some Collection<RecordID>, new: Bool = false, historyLimit: Int) throws -> Int {
+        var queue = Array(ids)
+        var queued = Set(ids)
+        var pass = Pass(unseen: new ? Set(ids) : [])
+        var changed = 0
+        // Each step follows a `deleteSelf` link; a cycle of links can only flip a record
+        // a bounded number of times, and this bound ends even a pathological one.
+        var budget = ids.count * 8 + 10_000
+        while let id = queue.popLast(), budget > 0 {
+            budget -= 1
+            queued.remove(id)
+            let (result, deleteMoved) = try show(id, pass: &pass)
+            if result != .unchanged { changed += 1 }
+            // A holder depends on its target's presence and its last delete, not on its fields:
+            // a channel's new topic leaves its messages alone.
+            var next: [RecordID] = []
+            if result == .appeared || deleteMoved { next += try waitingHolders(of: id) }
+            if result == .disappeared || deleteMoved { next += try access.cascadingChildren(of: id) }
+            for holder in next where queued.insert(holder).inserted { queue.append(holder) }
+        }
+        if changed > 0 { try access.pruneChanges(keeping: historyLimit) }
+        return changed
+    }
+
+    enum Shown { case unchanged, appeared, replaced, disappeared }
+
+    /// What one `settle` has learnt so far, so a channel's thousand new messages look it up once.
+    struct Pass {
+        /// Records kept for the first time this poll and not yet looked at: nothing of them is in the cache.
+        var unseen: Set<RecordID>
+        var deletes: [RecordID: HybridTime?] = [:]
+        var present: [RecordID: Bool] = [:]
+        var zoneKeepsChanges: [String: Bool] = [:]
+    }
+
+    /// Makes the `record` table hold what the rules say of one record; also tells whether its last delete moved.
+    private func show(_ id: RecordID, pass: inout Pass) throws -> (Shown, deleteMoved: Bool) {
+        let entries = try history(of: id)
+        let outcome = Self.fold(entries)
+        pass.deletes[id] = outcome.lastDelete
+        // A record whose only entry just arrived has no stored delete, shown row or wait to undo.
+        let fresh = pass.unseen.remove(id) != nil && entries.count == 1
+        let deleteMoved = fresh && outcome.lastDelete == nil ? false : try recordLastDelete(id, outcome.lastDelete)
+        let shown = try show(id, entries: entries, outcome: outcome, fresh: fresh, pass: &pass)
+        switch shown {
+        case .appeared, .replaced: pass.present[id] = true
+        case .disappeared: pass.present[id] = false
+        case .unchanged: break
+        }
+        return (shown, deleteMoved)
+    }
+
+    private func isPresent(_ id: RecordID, pass: inout Pass) throws -> Bool {
+        if let known = pass.present[id] { return known }
+        let present = try access.exists(id)
+        pass.present[id] = present
+        return present
+    }
+
+    /// Keeps the clock of a record's last delete; returns whether it changed.
+    private func recordLastDelete(_ id: RecordID, _ time: HybridTime?) throws -> Bool {
+        let stored = try Int64.fetchOne(db.cachedStatement(sql: "SELECT time FROM log_deleted WHERE zone = ? AND name = ?"),
+                                        arguments: [id.zoneID.zoneName, id.recordName])
+        let now = time.map { Int64(bitPattern: $0.rawValue) }
+        guard stored != now else { return false }
+        if let now {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO log_deleted (zone, name, time) VALUES (?, ?, ?)")
+                .execute(arguments: [id.zoneID.zoneName, id.recordName, now])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM log_deleted WHERE zone = ? AND name = ?").execute(arguments: [id.zoneID.zoneName, id.recordName])
+        }
+        return true
+    }
+
+    private func show(_ id: RecordID, entries: [Stored], outcome: Outcome, fresh: Bool, pass: inout Pass) throws -> Shown {
+        for entry in entries where outcome.ignored.contains(entry.stamp) != entry.ignored {
+            try db.cachedStatement(sql: "UPDATE log_entry SET ignored = ? WHERE zone = ? AND name = ? AND time = ? AND client = ?")
+                .execute(arguments: [!entry.ignored, id.zoneID.zoneName, id.recordName,
+                                     Int64(bitPattern: entry.stamp.time.rawValue), entry.stamp.client.uuidString])
+        }
+        if !fresh {
+            try db.cachedStatement(sql: "DELETE FROM log_waiting WHERE zone = ? AND holder = ?").execute(arguments: [id.zoneID.zoneName, id.recordName])
+        }
+
+        var desired: (entry: Stored, record: Record)?
+        if let live = outcome.live, let saved = live.saved, let record = try? Self.record(id, saved, account: live.account, assets: access.assets) {
+            desired = (live, record)
+            for reference in record.references where reference.action == .deleteSelf {
+                let target = reference.recordID
+                let deleted: HybridTime?
+                if let known = pass.deletes[target] {
+                    deleted = known
+                } else {
+                    deleted = Self.fold(try history(of: target)).lastDelete
+                    pass.deletes[target] = deleted
+                }
+                let deletedSince = deleted.map { $0 > live.stamp.time } ?? false
+                if try deletedSince || !isPresent(target, pass: &pass) {
+                    // Hidden for now; looked at again whenever the target appears or its last delete moves.
+                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO log_waiting (zone, target, holder) VALUES (?, ?, ?)")
+                        .execute(arguments: [id.zoneID.zoneName, target.recordName, id.recordName])
+                    desired = nil
+                }
+            }
+        }
+
+        let current = entries.first(where: \.shown)?.stamp
+        let present = fresh ? false : try isPresent(id, pass: &pass)
+        if current == desired?.entry.stamp, present == (desired != nil) { return .unchanged }
+        if let current {
+            try db.cachedStatement(sql: "UPDATE log_entry SET shown = 0 WHERE zone = ? AND name = ? AND time = ? AND client = ?")
+                .execute(arguments: [id.zoneID.zoneName, id.recordName, Int64(bitPattern: current.time.rawValue), current.client.uuidString])
+        }
+        var previous: Record?
+        if present {
+            do {
+                previous = try access.record(id, keys: nil)
+            } catch is DamagedRow {
+                _ = try access.removeUndecodable(id)
+            }
+        }
+        let keepsChanges = try pass.zoneKeepsChanges[id.zoneID.zoneName] ?? access.zoneKeepsChanges(id.zoneID.zoneName) ?? false
+        pass.zoneKeepsChanges[id.zoneID.zoneName] = keepsChanges
+        guard let desired else {
+            guard let previous else { return .unchanged }
+            try access.remove(previous)
+            if keepsChanges { try access.appendChange(id, type: previous.recordType, kind: .deleted, previousFields: previous.fields, date: Date()) }
+            try access.deleteSubscriptions(parentedBy: [id])
+            return .disappeared
+        }
+        // The `record` table keeps a row's creator and creation date on update; a record created
+        // again, or by someone else whose claim turned out to be earlier, replaces the row.
+        if let previous, previous.creatorUserRecordID != desired.record.creatorUserRecordID || previous.creationDate != desired.record.creationDate {
+            try access.remove(previous)
+        }
+        try access.upsert(desired.record, isNew: present ? !(try access.exists(id)) : true)
+        try db.cachedStatement(sql: "UPDATE log_entry SET shown = 1 WHERE zone = ? AND name = ? AND time = ? AND client = ?")
+            .execute(arguments: [id.zoneID.zoneName, id.recordName, Int64(bitPattern: desired.entry.stamp.time.rawValue),
+                                 desired.entry.stamp.client.uuidString])
+        if keepsChanges {
+            try access.appendChange(id, type: desired.record.recordType, kind: previous == nil ? .created : .updated,
+                                    previousFields: previous?.fields, date: Date())
+        }
+        return previous == nil ? .appeared : .replaced
+    }
+
+    /// The records hidden until `target` shows up.
+    private func waitingHolders(of target: RecordID) throws -> [RecordID] {
+        try String.fetchAll(db.cachedStatement(sql: "SELECT holder FROM log_waiting WHERE zone = ? AND target = ?"),
+                            arguments: [target.zoneID.zoneName, target.recordName])
+            .map { RecordID(recordName: $0, zoneID: target.zoneID) }
+    }
+
+    /// The record a save entry describes, as the `record` table will hold it; throws if its fields do not decode.
+    static func record(_ id: RecordID, _ saved: LogEntry.Saved, account: String, assets: URL) throws -> Record {
+        let fields = try FieldCoding.decode(saved.fields, zone: id.zoneID, assetsDirectory: assets)
+        var record = Record(stored: saved.recordType, recordID: id, fields: fields)
+        guard record.storageSize <= Record.maximumSize else {
+            throw StoreError(.limitExceeded, "\(id) is larger than a record may be.")
+        }
+        record.creationDate = Date(timeIntervalSince1970: saved.created)
+        record.modificationDate = Date(timeIntervalSince1970: saved.modified)
+        record.creatorUserRecordID = RecordID(recordName: account)
+        record.lastModifiedUserRecordID = RecordID(recordName: account)
+        record.recordChangeTag = saved.changeTag
+        return record
+    }
+
+    /// The saved form of a record that this client stores, for its own log.
+    static func saved(_ record: Record) throws -> LogEntry.Saved {
+        LogEntry.Saved(recordType: record.recordType, fields: try FieldCoding.encode(record.fields),
+                       created: (record.creationDate ?? Date()).timeIntervalSince1970,
+                       modified: (record.modificationDate ?? Date()).timeIntervalSince1970,
+                       changeTag: record.recordChangeTag ?? "")
+    }
+}

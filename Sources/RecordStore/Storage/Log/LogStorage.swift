@@ -1,0 +1,298 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// The `log` engine: this client appends its changes to its own log in the
+/// container, and reads everyone's logs into a SQLite cache of its own.
+///
+/// Queries, the change feed and subscriptions are the SQLite engine's,
+/// working on the cache in the user's private data directory. Nothing in the
+/// container has two writers: `logs/<account>/<client>.log` is written by one
+/// process, and no file another account made is ever written.
+final class LogStorage: RecordStorage {
+    let cache: SQLiteStorage
+    let account: String
+    let slot: LogClientSlot
+    let clock = HybridClock()
+    /// This client's log, made on its first write: a client that only reads leaves no file behind.
+    private let appenderSlot = Mutex<LogAppender?>(nil)
+    private let ownDirectory: DirectoryHandleBox
+    private let logFileMode: mode_t
+    /// Whether the filesystem reports owners as they are; where it does not (some network
+    /// filesystems map every owner to one account), owners are not checked.
+    let ownersAreMeaningful: Bool
+    private let logs: DirectoryHandleBox
+    private let historyLimit: Int
+    /// What the last poll saw of each log and account directory, to skip what has not changed.
+    private let seen = Mutex<PollMemory>(PollMemory())
+
+    var databaseID: String { cache.databaseID }
+
+    /// Opens the engine for the container in `container`, with its cache and client ID in `privateDirectory`.
+    init(container: URL, privateDirectory: URL, assetsDirectory: URL, user: UserIdentity, historyLimit: Int) throws {
+        account = user.recordID.recordName
+        guard LogDirectory.uid(inAccount: account) == user.uid else {
+            throw StoreError(.permissionFailure, "The account name \(account) cannot name a log directory; Fatchat's log engine needs a plain user name.")
+        }
+        let cacheName = "log-cache.sqlite"
+        let privateHandle = try DirectoryHandle(path: privateDirectory.path)
+        if try privateHandle.status(cacheName) == nil {
+            try DatabaseFile.create(cacheName, in: privateHandle, mode: 0o600, group: nil)
+        }
+        cache = try SQLiteStorage(path: privateDirectory.appendingPathComponent(cacheName).path, assetsDirectory: assetsDirectory, mode: .local)
+        slot = try LogClientSlot(in: privateDirectory)
+        let containerHandle = try DirectoryHandle(path: container.path, followingLink: true)
+        let logs = try LogDirectory.open(in: containerHandle)
+        let (own, made) = try LogDirectory.ownDirectory(in: logs, account: account)
+        logFileMode = (try own.status().st_mode & 0o644) | 0o200
+        // A directory this process just made shows how the filesystem reports owners; one that was
+        // there already is trusted to be ours only on a local disk, where owners are what they say.
+        let ownedByMe = try own.status().st_uid == geteuid()
+        if !ownedByMe, !made, JournalMode.detect(for: container) == .local {
+            throw StoreError(.badContainer, "\(own.path) belongs to another account, so someone else could rewrite this client's log. Ask its owner or an administrator to remove it.")
+        }
+        ownersAreMeaningful = ownedByMe
+        ownDirectory = DirectoryHandleBox(own)
+        self.logs = DirectoryHandleBox(logs)
+        self.historyLimit = historyLimit
+    }
+
+    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T { try cache.read(body) }
+
+    /// Catches up with the other logs, runs `body` on the cache, appends what it changed to this client's
+    /// log and waits for the disk; only then does the cache's transaction commit.
+    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
+        _ = try refresh()
+        return try cache.write { writer in
+            guard let access = writer as? SQLiteAccess else {
+                throw StoreError(.internalError, "The log engine's cache handed out a writer it does not know.")
+            }
+            let recorder = LogRecordingWriter(base: access, account: account, client: slot.client, clock: clock)
+            let result = try body(recorder)
+            let entries = recorder.notes.entries
+            guard !entries.isEmpty || !recorder.notes.touched.isEmpty else { return result }
+            let replay = LogReplay(access)
+            if !entries.isEmpty {
+                let appender = try ownLog()
+                let (start, end) = try appender.append(entries)
+                for entry in entries { _ = try replay.remember(entry) }
+                try db(access).execute(sql: "UPDATE log_read SET offset = ? WHERE log = ? AND offset = ?",
+                                       arguments: [end, account + "/" + appender.name, start])
+            }
+            // The body changed the cache itself; tell the rules which entries it shows, then let them check it.
+            var shown: [RecordID: LogStamp] = [:]
+            for entry in entries { if case .save = entry.change { shown[entry.recordID] = entry.stamp } else { shown[entry.recordID] = nil } }
+            for id in Set(recorder.notes.touched) {
+                try db(access).execute(sql: "UPDATE log_entry SET shown = 0 WHERE zone = ? AND name = ?", arguments: [id.zoneID.zoneName, id.recordName])
+                if let stamp = shown[id] {
+                    try db(access).execute(sql: "UPDATE log_entry SET shown = 1 WHERE zone = ? AND name = ? AND time = ? AND client = ?",
+                                           arguments: [id.zoneID.zoneName, id.recordName, Int64(bitPattern: stamp.time.rawValue), stamp.client.uuidString])
+                }
+            }
+            try replay.settle(Set(recorder.notes.touched), historyLimit: historyLimit)
+            return result
+        }
+    }
+
+    private func db(_ access: SQLiteAccess) -> GRDB.Database { access.db }
+
+    /// This client's log, opened (and made, the first time) on first use.
+    private func ownLog() throws -> LogAppender {
+        try appenderSlot.withLock { slot in
+            if let slot { return slot }
+            let appender = try LogAppender(in: ownDirectory.handle, client: self.slot.client, account: account, mode: logFileMode)
+            if let latest = appender.latestTime { clock.observe(latest) }
+            slot = appender
+            return appender
+        }
+    }
+
+    /// A change signal that polls the logs first: a poll that applied anything is a change.
+    func makeChangeSignal() throws -> any StorageChangeSignal { LogChangeSignal(storage: self) }
+
+    // MARK: Polling
+
+    /// What one poll did.
+    struct PollResult: Sendable {
+        /// Entries read and kept that the cache had not seen.
+        var newEntries = 0
+        /// Records that appeared, changed or went.
+        var changedRecords = 0
+        /// Whether a log has more to read than this poll took.
+        var moreToRead = false
+    }
+
+    /// Reads what is new in every log into the cache, in one transaction: one listing of `logs/`,
+    /// a stat per account directory and per log, and a read of each log that changed.
+    ///
+    /// `limit` bounds the entries one poll applies, so that catching up with a long history
+    /// goes in steps; call again while `moreToRead`.
+    func refresh(limit: Int = 200_000) throws -> PollResult {
+        let candidates = try changedLogs()
+        guard !candidates.isEmpty else { return PollResult() }
+        return try cache.write { writer in
+            guard let access = writer as? SQLiteAccess else {
+                throw StoreError(.internalError, "The log engine's cache handed out a writer it does not know.")
+            }
+            // A catch-up writes far more pages than SQLite's default 2 MB cache holds; spilling them
+            // to the WAL and reading them back was a third of its time.
+            try access.db.execute(sql: "PRAGMA cache_size = -65536")
+            let replay = LogReplay(access)
+            var result = PollResult()
+            var touched: Set<RecordID> = []
+            var caughtUp: [String: FileStamp] = [:]
+            for candidate in candidates {
+                let budget = limit - result.newEntries
+                guard budget > 0 else {
+                    result.moreToRead = true
+                    break
+                }
+                let read = try readLog(candidate, into: replay, limit: budget, touched: &touched)
+                result.newEntries += read.newEntries
+                if read.stop == .limit { result.moreToRead = true }
+                if read.stop == .caughtUp { caughtUp[candidate.key] = candidate.stamp }
+            }
+            result.changedRecords = try replay.settle(touched, new: true, historyLimit: historyLimit)
+            seen.withLock { memory in
+                for (key, stamp) in caughtUp { memory.logs[key] = stamp }
+            }
+            return result
+        }
+    }
+
+    /// A log file as a poll found it.
+    private struct Candidate {
+        var account: String
+        var uid: uid_t
+        var client: UUID
+        var directory: DirectoryHandleBox
+        var stamp: FileStamp
+        var key: String { account + "/" + LogDirectory.fileName(for: client) }
+    }
+
+    /// The logs whose size, inode or time changed since they were last read to their end.
+    private func changedLogs() throws -> [Candidate] {
+        let logs = self.logs.handle
+        var candidates: [Candidate] = []
+        for account in try LogDirectory.names(in: logs).sorted() {
+            guard let uid = LogDirectory.uid(inAccount: account),
+                  let info = try? logs.status(account), info.st_mode & S_IFMT == S_IFDIR else { continue }
+            // Where owners mean something, a directory in someone else's name is not read at all.
+            if ownersAreMeaningful, info.st_uid != uid { continue }
+            let directory: DirectoryHandleBox
+            let names: [String]
+            if let remembered = seen.withLock({ $0.accounts[account] }), remembered.stamp == FileStamp(info) {
+                (directory, names) = (remembered.directory, remembered.names)
+            } else {
+                guard let opened = try? logs.directory(account), let listed = try? LogDirectory.names(in: opened) else { continue }
+                directory = DirectoryHandleBox(opened)
+                names = listed
+                seen.withLock { $0.accounts[account] = (FileStamp(info), directory, names) }
+            }
+            for name in names.sorted() {
+                guard let client = LogDirectory.client(inFileName: name),
+                      let file = try? directory.handle.status(name), file.st_mode & S_IFMT == S_IFREG else { continue }
+                let candidate = Candidate(account: account, uid: uid, client: client, directory: directory, stamp: FileStamp(file))
+                if seen.withLock({ $0.logs[candidate.key] }) != candidate.stamp { candidates.append(candidate) }
+            }
+        }
+        return candidates
+    }
+
+    /// What reading one log gave.
+    private struct LogRead {
+        var newEntries = 0
+        var stop: LogFileReader.Stop
+    }
+
+    /// Reads one log from where the cache last stopped in it, and keeps its entries.
+    private func readLog(_ candidate: Candidate, into replay: LogReplay, limit: Int, touched: inout Set<RecordID>) throws -> LogRead {
+        let name = LogDirectory.fileName(for: candidate.client)
+        guard let fd = try? candidate.directory.handle.openRegularFile(name) else { return LogRead(stop: .unreadable("cannot open")) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return LogRead(stop: .unreadable("cannot stat")) }
+        if ownersAreMeaningful, info.st_uid != candidate.uid { return LogRead(stop: .bad("owned by someone else")) }
+        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd),
+              header.account == candidate.account, header.client == candidate.client else {
+            return LogRead(stop: .bad("its header is not this log's"))
+        }
+        let db = replay.db
+        let identity = "\(info.st_dev):\(info.st_ino):\(header.generation)"
+        var offset = Int64(headerSize)
+        if let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT identity, offset FROM log_read WHERE log = ?"), arguments: [candidate.key]),
+           String.fromDatabaseValue(row[0]) == identity, let stored = Int64.fromDatabaseValue(row[1]), stored >= offset {
+            offset = stored
+        }
+        // A log replaced by its compacted copy is read again from its start; the history drops what it has seen.
+        let scan = LogFileReader.scan(fd, from: offset, limit: limit)
+        var read = LogRead(stop: scan.stop)
+        var foreign = 0
+        for entry in scan.entries {
+            guard entry.account == header.account, entry.client == header.client, entry.recordID.zoneID.isDefault else {
+                foreign += 1
+                continue
+            }
+            clock.observe(entry.time)
+            if try replay.remember(entry) {
+                read.newEntries += 1
+                touched.insert(entry.recordID)
+            }
+        }
+        try db.cachedStatement(sql: """
+            INSERT INTO log_read (log, identity, offset, malformed, foreign_entries) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (log) DO UPDATE SET identity = excluded.identity, offset = excluded.offset,
+                malformed = malformed + excluded.malformed, foreign_entries = foreign_entries + excluded.foreign_entries
+            """).execute(arguments: [candidate.key, identity, scan.end, scan.malformed, foreign])
+        return read
+    }
+}
+
+/// What a poll remembers between calls.
+struct PollMemory {
+    var logs: [String: FileStamp] = [:]
+    var accounts: [String: (stamp: FileStamp, directory: DirectoryHandleBox, names: [String])] = [:]
+}
+
+/// The parts of a `stat` that change when a file is written or replaced.
+struct FileStamp: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: Int
+    var modifiedNanoseconds: Int
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim.tv_sec
+        modifiedNanoseconds = info.st_mtim.tv_nsec
+    }
+}
+
+/// A directory handle shared between polls.
+///
+/// `DirectoryHandle` is immutable after it is made (a path and a descriptor),
+/// and every use of it is a system call that takes the descriptor, so sharing
+/// it between threads is safe.
+final class DirectoryHandleBox: @unchecked Sendable {
+    let handle: DirectoryHandle
+    init(_ handle: DirectoryHandle) { self.handle = handle }
+}
+
+/// Polls the logs, then tells whether the cache's change log moved.
+final class LogChangeSignal: StorageChangeSignal {
+    private let storage: LogStorage
+    private let sequence: SequenceChangeSignal
+
+    init(storage: LogStorage) {
+        self.storage = storage
+        sequence = SequenceChangeSignal(storage: storage)
+    }
+
+    func hasChanged() throws -> Bool {
+        while try storage.refresh().moreToRead {}
+        return try sequence.hasChanged()
+    }
+}
