@@ -38,13 +38,16 @@ struct Init: ReportingCommand {
     @Argument(help: "The directory to make the container in.") var directory: String
     @Option(help: "The group whose members may use the container.") var group: String?
     @Flag(name: .customLong("public"), help: "Let every local user read the container (2775, files 0664, assets 0644).") var readableByOthers = false
+    @Option(help: "sqlite: one shared SQLite file. log: one append-only log per client, replayed into a cache of each user's own (for network filesystems; it works on a local disk too).")
+    var engine: StorageEngine = .sqlite
 
     func execute() throws {
         let url = URL(fileURLWithPath: directory)
         let container = try SharedContainer.make(at: url, group: group, readableByOthers: readableByOthers,
-                                                 mode: global.fsMode.flatMap(JournalMode.init(rawValue:)))
+                                                 mode: global.fsMode.flatMap(JournalMode.init(rawValue:)), engine: engine)
         let sharing = group.map { ", shared with group \($0)" } ?? ""
-        print("Created \(container.url.path) (\(container.mode.rawValue) mode\(sharing)\(readableByOthers ? ", readable by everyone" : "")).")
+        let kind = container.engine == .log ? "log engine" : "\(container.mode.rawValue) mode"
+        print("Created \(container.url.path) (\(kind)\(sharing)\(readableByOthers ? ", readable by everyone" : "")).")
     }
 }
 
@@ -213,3 +216,5 @@ struct Whois: ReportingCommand {
         }
     }
 }
+
+extension StorageEngine: ExpressibleByArgument {}

@@ -3,9 +3,10 @@ import Foundation
 /// A container made by `fatchat init --group` for real OS users, as a group on one machine shares it.
 public enum GroupContainer {
     /// Makes the users, their group and a container in a fresh directory they can all reach; remove `root` when done.
-    public static func make(users: [String], group: String) async throws -> (root: URL, container: String) {
+    /// `arguments` go to `fatchat init` as well, e.g. `--engine log`.
+    public static func make(users: [String], group: String, arguments: [String] = []) async throws -> (root: URL, container: String) {
         try OSUsers.ensure(users: users, group: group)
-        return try await initialize(named: "fatchat-group", arguments: ["--group", group])
+        return try await initialize(named: "fatchat-group", arguments: ["--group", group] + arguments)
     }
 
     /// Makes a container for the user running the tests alone (`fatchat init` with no group); remove `root` when done.

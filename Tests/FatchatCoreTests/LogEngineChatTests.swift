@@ -1,0 +1,64 @@
+import Foundation
+import ProcessTestKit
+import Testing
+
+/// The chat on a `log` container, with the real `fatchat` and real OS users: each
+/// person's lines go to their own log, and every client sees every line once.
+@Suite(.serialized, .enabled(if: OSUsers.available, "needs root, to make OS users"))
+struct LogEngineChatTests {
+    static let alice = "fatchat-test-lga"
+    static let bob = "fatchat-test-lgb"
+    static let group = "fatchat-test-lg"
+
+    @Test func twoUsersChatThroughTheirOwnLogsAndEveryLineArrivesOnce() async throws {
+        let (root, container) = try await GroupContainer.make(users: [Self.alice, Self.bob], group: Self.group, arguments: ["--engine", "log"])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let descriptor = try String(contentsOfFile: container + "/container.json", encoding: .utf8)
+        #expect(descriptor.contains("\"engine\"") && descriptor.contains("\"log\""), "\(descriptor)")
+
+        try await post("hello from alice", as: Self.alice, in: container)
+        let follow = try WorkerProcess("follow", executable: "fatchat", ["read", "--container", container, "general", "--follow"],
+                                       launcher: OSUsers.launcher(for: Self.alice))
+        defer { follow.killIfRunning() }
+        #expect(await follow.waitForLines(1, timeout: .seconds(60)), "the history comes first: \(follow.errorText)")
+        let lines = (0..<3).map { "bob line \($0)" }
+        for line in lines { try await post(line, as: Self.bob, in: container) }
+
+        // Bob's lines reach Alice's running client through her cache's polls of his log.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline, !lines.allSatisfy({ line in follow.lines.contains { $0.hasSuffix(line) } }) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for line in lines {
+            #expect(follow.lines.filter { $0.hasSuffix(line) }.count == 1, "\(line) in \(follow.lines); \(follow.errorText)")
+        }
+
+        // A reader with a cache of its own replays both logs from the start.
+        let read = try WorkerProcess("read", executable: "fatchat", ["read", "--container", container, "general", "--last", "50"],
+                                     environment: ["XDG_DATA_HOME": root.appendingPathComponent("reader").path])
+        #expect(try await read.finish(timeout: .seconds(60)) == .success, "\(read.errorText)")
+        for line in ["hello from alice"] + lines {
+            #expect(read.lines.filter { $0.hasSuffix(line) }.count == 1, "\(line) in \(read.lines)")
+        }
+
+        // Each line is in its author's own log, under a directory that author owns.
+        let logs = URL(fileURLWithPath: container).appendingPathComponent("logs")
+        for (user, text) in [(Self.alice, "hello from alice"), (Self.bob, "bob line 2")] {
+            let holders = try logFiles(under: logs).filter { try Data(contentsOf: $0).range(of: Data(text.utf8)) != nil }
+            let owners = try holders.map { try FileManager.default.attributesOfItem(atPath: $0.deletingLastPathComponent().path)[.ownerAccountName] as? String }
+            #expect(!holders.isEmpty && owners.allSatisfy { $0 == user }, "\(text): \(holders) owned by \(owners)")
+        }
+    }
+
+    private func post(_ text: String, as user: String, in container: String) async throws {
+        let post = try WorkerProcess("post", executable: "fatchat", ["post", "--container", container, "general", text],
+                                     launcher: OSUsers.launcher(for: user))
+        #expect(try await post.finish(timeout: .seconds(60)) == .success, "\(user): \(post.errorText)")
+    }
+
+    private func logFiles(under logs: URL) throws -> [URL] {
+        try FileManager.default.contentsOfDirectory(at: logs, includingPropertiesForKeys: nil).flatMap { account in
+            try FileManager.default.contentsOfDirectory(at: account, includingPropertiesForKeys: nil).filter { $0.pathExtension == "log" }
+        }
+    }
+}
