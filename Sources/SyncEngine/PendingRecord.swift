@@ -42,6 +42,8 @@ struct PendingRecord: Codable, Sendable {
     /// Takes `record` apart, appending its assets and bytes to `sidecar`.
     init(_ record: Record, sidecar: inout Sidecar) throws {
         tag = record.recordChangeTag
+        // Refused now, as the public database would refuse it, rather than left to fail at send.
+        for key in record.fields.keys { try Identifier.checkFieldKey(key) }
         fields = try record.fields.mapValues { value in
             guard case .list(let items) = value else { return .scalar(try Self.scalar(value, sidecar: &sidecar)) }
             let scalars = try items.map { try Self.scalar($0, sidecar: &sidecar) }

@@ -6,32 +6,37 @@ public final class HeldLock {
     private let process = Process()
     private let input = Pipe()
 
-    /// Starts `sqlite3 PATH`, begins an exclusive transaction, and returns once another connection is refused.
+    /// Starts `sqlite3 PATH`, begins an exclusive transaction, and returns once sqlite3 says it holds it.
     ///
     /// `vfs` names SQLite's locking: `unix-dotfile` holds the `PATH.lock` a network-mode container uses.
+    /// sqlite3 prints a marker only after `BEGIN EXCLUSIVE` succeeded (`.bail on` ends it otherwise), so
+    /// nothing else has to touch the file to find out: probing it with more connections kept a
+    /// dotfile lock busy enough, on a loaded machine, that sqlite3 never got it.
     public init(path: String, vfs: String? = nil) async throws {
+        let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = Self.vfsArguments(vfs) + [path]
         process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // It waits for the lock if the probe below happens to hold it at that moment.
-        input.fileHandleForWriting.write(Data(".timeout 2000\nBEGIN EXCLUSIVE;\n".utf8))
-        let deadline = ContinuousClock.now + .seconds(30)
-        var nextAttempt = ContinuousClock.now + .seconds(3)
-        while ContinuousClock.now < deadline {
-            if try Self.isLocked(path, vfs: vfs) { return }
-            // On a loaded machine the probes can keep a dotfile lock busy until sqlite3's own
-            // wait runs out and its BEGIN fails; then it sits outside any transaction, so ask again.
-            if ContinuousClock.now > nextAttempt {
-                input.fileHandleForWriting.write(Data("ROLLBACK;\nBEGIN EXCLUSIVE;\n".utf8))
-                nextAttempt = ContinuousClock.now + .seconds(3)
+        input.fileHandleForWriting.write(Data(".bail on\n.timeout 30000\nBEGIN EXCLUSIVE;\nSELECT 'held';\n".utf8))
+        let reader = output.fileHandleForReading
+        let said = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
+            Thread.detachNewThread {
+                var text = ""
+                while !text.contains("held") {
+                    let chunk = reader.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                done.resume(returning: text)
             }
-            try await Task.sleep(for: .milliseconds(100))
         }
-        release()
-        throw WorkerProcess.Failure(description: "sqlite3 did not get the write lock on \(path) within 30 s")
+        guard said.contains("held") else {
+            release()
+            throw WorkerProcess.Failure(description: "sqlite3 did not get the write lock on \(path) within 30 s")
+        }
     }
 
     deinit { release() }

@@ -66,6 +66,16 @@ import Testing
         #expect(try engine.outboxEntries().isEmpty)
     }
 
+    @Test func aFieldKeyTheStoreWouldRefuseIsRefusedWhenQueued() throws {
+        let dir = try TemporaryDirectory()
+        let engine = try SyncEngine(container: try dir.container(), configuration: .stepped())
+        var bad = Record(recordType: "Message", recordID: RecordID(recordName: "bad-key"))
+        bad["text-with-dash"] = "hi"
+        let error = #expect(throws: StoreError.self) { try engine.send(saving: [bad]) }
+        #expect(error?.code == .invalidArguments)
+        #expect(try engine.outboxEntries().isEmpty, "nothing is queued that could only fail at send")
+    }
+
     @Test func aSaveAnOlderBuildQueuedIsSentAfterTheUpgrade() throws {
         let dir = try TemporaryDirectory()
         let container = try dir.container()

@@ -41,6 +41,10 @@ public final class BotRunner {
     /// Runs until end of input or `/quit`.
     public func run() throws -> Outcome {
         let client = session.client
+        // One pass here fixes where the feed starts before the bot says it is ready, so that
+        // a line posted right after a join is never missed by a bot with no saved position.
+        // A locked file is left to the loop, which waits for it; this pass gives up at once.
+        ChatClient.withoutWaitingForLocks { _ = try? client.engine.fetchOnce() }
         client.start()
         defer { client.stop() }
         for channel in options.join {

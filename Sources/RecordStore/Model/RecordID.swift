@@ -51,7 +51,7 @@ public struct RecordID: Hashable, Sendable, Codable, CustomStringConvertible {
 ///
 /// Values never appear in SQL text; these names do (in index definitions), so
 /// they are held to a strict alphabet: a letter, then letters, digits or `_`.
-enum Identifier {
+public enum Identifier {
     static func isValid(_ name: String) -> Bool {
         // On the bytes: every allowed character is ASCII, and this runs for every key of every save.
         let bytes = name.utf8
@@ -69,7 +69,8 @@ enum Identifier {
         }
     }
 
-    static func checkFieldKey(_ key: String) throws {
+    /// Throws `invalidArguments` for a key a save would refuse; a queue checks with it before it keeps a record.
+    public static func checkFieldKey(_ key: String) throws {
         guard isValid(key) else {
             throw StoreError(.invalidArguments, "Field key '\(key)' is not valid: use a letter followed by letters, digits or '_' (at most 255).")
         }
