@@ -102,7 +102,7 @@ struct Admin: ParsableCommand {
             do {
                 database = try global.openContainer(create: false).publicDatabase
             } catch let error as StoreError where error.code == .badDatabase {}
-            var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL)
+            var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL, naming: .fatchat)
             if let database { problems += try OrphanCheck.problems(database) }
             if problems.isEmpty {
                 Output.line("ok")

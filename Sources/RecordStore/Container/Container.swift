@@ -67,22 +67,23 @@ public final class Container: Sendable {
 
         let assets = url.appendingPathComponent(ContainerDirectory.assetsName, isDirectory: true)
         let mode = descriptor.mode
+        let naming = options.naming
         let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse
-            ? LazyStorage { try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode) }
-            : try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode)
-        publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
+            ? LazyStorage { try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode, naming: naming) }
+            : try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode, naming: naming)
+        publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets, naming: naming),
                                         user: user, historyLimit: options.changeHistoryLimit)
 
         let privateRoot = options.privateDataDirectory ?? user.dataHome.appendingPathComponent(options.naming.dataDirectoryName, isDirectory: true)
         let privateDirectory = privateRoot.appendingPathComponent(descriptor.identifier, isDirectory: true)
-        let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit)
+        let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit, naming: naming)
         privateDatabase = RecordDatabase(scope: .private, storage: privateStorage,
-                                         assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true)),
+                                         assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true), naming: naming),
                                          user: user, historyLimit: options.changeHistoryLimit)
     }
 
     /// Opens the private database, creating its 0700 directory and 0600 file first.
-    private static func openPrivate(in directory: URL, historyLimit: Int) throws -> SQLiteStorage {
+    private static func openPrivate(in directory: URL, historyLimit: Int, naming: ContainerNaming) throws -> SQLiteStorage {
         let fileManager = FileManager.default
         do {
             try fileManager.createDirectory(at: directory.appendingPathComponent("assets"), withIntermediateDirectories: true,
@@ -92,11 +93,11 @@ public final class Container: Sendable {
             throw StoreError(.permissionFailure, "Cannot create the private data directory \(directory.path): \(error.localizedDescription)")
         }
         let path = directory.appendingPathComponent("private.sqlite").path
-        let handle = try DirectoryHandle(path: directory.path)
+        let handle = try DirectoryHandle(path: directory.path, naming: naming)
         if try handle.status("private.sqlite") == nil {
             try DatabaseFile.create("private.sqlite", in: handle, mode: 0o600, group: nil)
         }
         return try SQLiteStorage(path: path, assetsDirectory: directory.appendingPathComponent("assets"),
-                                 mode: JournalMode.detect(for: directory))
+                                 mode: JournalMode.detect(for: directory), naming: naming)
     }
 }

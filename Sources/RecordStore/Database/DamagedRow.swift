@@ -25,9 +25,9 @@ public struct DamagedRow: Hashable, Sendable, Error, CustomStringConvertible {
         "\(table) row \(Self.inert(key)): \(Self.inert(problem.hasSuffix(".") ? String(problem.dropLast()) : problem))"
     }
 
-    /// The error a caller sees when it asked for this row by name.
+    /// The error a caller sees when it asked for this row by name, worded as ``DamagedRowLog`` words its lines.
     var storeError: StoreError {
-        StoreError(.badDatabase, "The \(description) does not decode, so it was skipped. `fatchat admin check` lists such rows; whoever wrote it can delete it.")
+        StoreError(.badDatabase, "The \(description) does not decode, so it was skipped. \(DamagedRowLog.naming.checking()) lists such rows; whoever wrote it can delete it.")
     }
 
     /// `text` with C0, C1, DEL and bidi controls as `\u{…}`, cut to 120 characters.

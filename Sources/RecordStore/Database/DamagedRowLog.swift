@@ -9,6 +9,11 @@ import Synchronization
 /// grow it without bound. By default a line goes to standard error, unless
 /// that is a terminal: a full-screen client draws there, so it reads `rows`
 /// or installs its own handler with `report(to:)`.
+///
+/// The log is one per process, while each container has its own naming, so
+/// the program words the log, once at startup, with `word(as:)`: a row read
+/// through any container is then reported the same way. Until then the
+/// lines name RecordStore's API.
 public enum DamagedRowLog {
     /// How many distinct rows are remembered and reported; past it, one line says that more were skipped.
     public static let capacity = 1_000
@@ -17,16 +22,23 @@ public enum DamagedRowLog {
         var seen: Set<DamagedRow> = []
         var order: [DamagedRow] = []
         var overflowed = false
-        var report: @Sendable (String) -> Void = { line in
-            guard isatty(STDERR_FILENO) == 0 else { return }
-            FileHandle.standardError.write(Data(("fatchat: " + line + "\n").utf8))
-        }
+        var naming = ContainerNaming()
+        /// Where lines go; nil is standard error.
+        var report: (@Sendable (String) -> Void)?
     }
 
     private static let state = Mutex(State())
 
     /// Every damaged row skipped so far in this process, in the order first seen.
     public static var rows: [DamagedRow] { state.withLock { $0.order } }
+
+    /// The names the lines, and the error of a row asked for by name, use: RecordStore's, or the program's once it gave them.
+    public static var naming: ContainerNaming { state.withLock { $0.naming } }
+
+    /// Words every later line and error about damaged rows with `naming`; a program calls it once, at startup.
+    public static func word(as naming: ContainerNaming) {
+        state.withLock { $0.naming = naming }
+    }
 
     /// Sends each newly skipped row's line to `handler` instead of standard error (a full-screen client shows it its own way).
     ///
@@ -36,31 +48,41 @@ public enum DamagedRowLog {
         let earlier: [String] = state.withLock { state in
             state.report = handler
             guard replaying else { return [] }
-            return state.order.map(line) + (state.overflowed ? [overflowLine] : [])
+            return state.order.map { line($0, state.naming) } + (state.overflowed ? [overflowLine(state.naming)] : [])
         }
         earlier.forEach(handler)
     }
 
     /// The line that reports a damaged row.
-    private static func line(_ row: DamagedRow) -> String {
-        "skipped the \(row.description). `fatchat admin check` lists damaged rows."
+    private static func line(_ row: DamagedRow, _ naming: ContainerNaming) -> String {
+        "skipped the \(row.description). \(naming.checking()) lists damaged rows."
     }
 
-    private static let overflowLine = "more than \(capacity) damaged rows were skipped; run `fatchat admin check` to list them."
+    /// The one line that says the log is full.
+    private static func overflowLine(_ naming: ContainerNaming) -> String {
+        "more than \(capacity) damaged rows were skipped; run \(naming.checking()) to list them."
+    }
+
+    /// Writes `line` to standard error after the program's name in lower case (`fatchat:`), unless that is a terminal.
+    private static func writeToStandardError(_ line: String, _ naming: ContainerNaming) {
+        guard isatty(STDERR_FILENO) == 0 else { return }
+        FileHandle.standardError.write(Data((naming.programName.lowercased() + ": " + line + "\n").utf8))
+    }
 
     /// Records that a reader skipped `row`; reports it the first time.
     static func note(_ row: DamagedRow) {
-        let reported: (String, @Sendable (String) -> Void)? = state.withLock { state in
+        let reported: (String, (@Sendable (String) -> Void)?, ContainerNaming)? = state.withLock { state in
             guard !state.seen.contains(row) else { return nil }
             guard state.order.count < capacity else {
                 if state.overflowed { return nil }
                 state.overflowed = true
-                return (overflowLine, state.report)
+                return (overflowLine(state.naming), state.report, state.naming)
             }
             state.seen.insert(row)
             state.order.append(row)
-            return (line(row), state.report)
+            return (line(row, state.naming), state.report, state.naming)
         }
-        if let (text, report) = reported { report(text) }
+        guard let (text, report, naming) = reported else { return }
+        if let report { report(text) } else { writeToStandardError(text, naming) }
     }
 }
