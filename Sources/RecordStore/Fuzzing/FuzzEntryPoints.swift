@@ -11,7 +11,7 @@ import GRDB
         try FieldCoding.decode(text, zone: .default, assetsDirectory: assets).count
     }
 
-    /// An in-memory database with Fatchat's current schema and SQL functions, for a fuzz target to fill with hostile rows.
+    /// An in-memory database with RecordStore's current schema and SQL functions, for a fuzz target to fill with hostile rows.
     public static func makeDatabase() throws -> DatabaseQueue {
         var config = Configuration()
         config.prepareDatabase { db in SQLFunctions.register(db) }

@@ -1,25 +1,25 @@
 import Foundation
 import GRDB
 
-/// Fatchat's own SQLite files: made complete and marked before anyone sees them, and recognised before any write.
+/// RecordStore's own SQLite files: made complete and marked before anyone sees them, and recognised before any write.
 ///
 /// Opening a database for writing changes it (GRDB switches it to WAL and
 /// writes to make the -wal file), so a file is looked at through a read-only
-/// connection first. Only a file marked with Fatchat's `application_id`, or
-/// one an earlier build made (Fatchat's tables, no mark yet), goes further.
+/// connection first. Only a file marked with RecordStore's `application_id`, or
+/// one an earlier build made (RecordStore's tables, no mark yet), goes further.
 enum DatabaseFile {
-    /// `PRAGMA application_id` of every Fatchat database: "FCHT" in ASCII.
+    /// `PRAGMA application_id` of every RecordStore database: "FCHT" in ASCII.
     static let applicationID: Int32 = 0x4643_4854
 
     /// What a file turned out to be.
     enum Kind: Equatable {
-        /// Marked as Fatchat's.
+        /// Marked as RecordStore's.
         case ours
         /// Made by a build from before the mark; it is marked once it has been opened.
         case unmarked
     }
 
-    /// Tells a Fatchat database from anything else, changing nothing; throws for what must not be opened.
+    /// Tells a RecordStore database from anything else, changing nothing; throws for what must not be opened.
     ///
     /// `location` is what SQLite opens (a path, or a URI naming another VFS); `naming` words the errors.
     static func inspect(_ path: String, location: String? = nil, naming: ContainerNaming) throws -> Kind {
