@@ -102,7 +102,7 @@ struct Admin: ParsableCommand {
             do {
                 database = try global.openContainer(create: false).publicDatabase
             } catch let error as StoreError where error.code == .badDatabase {}
-            var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL)
+            var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL, naming: .fatchat)
             if let database { problems += try OrphanCheck.problems(database) }
             if problems.isEmpty {
                 Output.line("ok")
@@ -129,38 +129,6 @@ struct Admin: ParsableCommand {
             }
             try container.publicDatabase.eraseAll()
             Output.line("Erased \(container.url.path).")
-        }
-    }
-}
-
-/// How records look in `admin query`: one line each, inert, or one JSON object each.
-enum RecordPrinter {
-    static func write(_ record: Record, json: Bool) {
-        var object: [String: Any] = ["recordName": record.recordID.recordName, "recordType": record.recordType]
-        if let created = record.creationDate { object["creationDate"] = created.formatted(Date.ISO8601FormatStyle()) }
-        if let creator = record.creatorUserRecordID { object["creator"] = creator.recordName }
-        var fields: [String: Any] = [:]
-        for key in record.allKeys { fields[key] = record[key].map(describe) ?? "" }
-        object["fields"] = fields
-        if json {
-            say(JSONText.object(object))
-        } else {
-            let body = record.allKeys.map { "\($0)=\(fields[$0] ?? "")" }.joined(separator: " ")
-            Output.line("\(record.recordID.recordName) [\(record.recordType)] \(body)")
-        }
-    }
-
-    static func describe(_ value: FieldValue) -> Any {
-        switch value {
-        case .string(let s): s
-        case .int64(let i): i
-        case .double(let d): d
-        case .bytes(let b): "<\(b.count) bytes>"
-        case .date(let d): d.formatted(Date.ISO8601FormatStyle())
-        case .location(let l): "(\(l.latitude), \(l.longitude))"
-        case .reference(let r): "→\(r.recordID.recordName)" + (r.action == .deleteSelf ? " (deleteSelf)" : "")
-        case .asset(let a): "asset:\(a.contentHash ?? "?")"
-        case .list(let items): items.map(describe)
         }
     }
 }

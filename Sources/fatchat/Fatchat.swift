@@ -43,6 +43,8 @@ struct GlobalOptions: ParsableArguments {
     /// container whose descriptor has gone is never silently made anew.
     /// `publicOnFirstUse` leaves the shared file closed until something needs it, so a lock on it holds up nothing before then.
     func openContainer(create: Bool = true, publicOnFirstUse: Bool = false) throws -> Container {
+        // Every command opens its container here first, before any row is read, so this is where the process says how its damaged rows are reported.
+        DamagedRowLog.word(as: .fatchat)
         let named = container != nil || !(ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"] ?? "").isEmpty
         var options = Container.Options(create: create && !named, naming: .fatchat)
         options.opensPublicDatabaseOnFirstUse = publicOnFirstUse

@@ -149,7 +149,8 @@ import Testing
         let path = dir.path("container/public.sqlite").path
         try FileManager.default.removeItem(atPath: path)
         try DatabaseQueue(path: path).write { try $0.execute(sql: "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)") }
-        let error = #expect(throws: StoreError.self) { try dir.container() }
+        let options = Container.Options(privateDataDirectory: dir.path("private-data"), naming: ContainerNamingTests.fatchat)
+        let error = #expect(throws: StoreError.self) { try Container(url: dir.path("container"), options: options) }
         #expect(error?.code == .badDatabase)
         #expect(error?.message.contains("not a Fatchat") == true)
         let tables = try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master") }

@@ -80,7 +80,7 @@ struct LogEngineTests {
     @Test("A torn tail a crash left in a client's own log is cut when it opens again, so later entries reach every reader")
     func tornOwnTailIsCut() throws {
         let directory = try TemporaryDirectory()
-        let logs = try DirectoryHandle(path: directory.url.path)
+        let logs = try DirectoryHandle(path: directory.url.path, naming: ContainerNaming())
         let client = UUID(), account = "_0_root"
         let first = [try LogFixture.save("one", by: account, client: client, at: 10)]
         var appender: LogAppender? = try LogAppender(in: logs, client: client, account: account, mode: 0o644)

@@ -42,9 +42,9 @@ enum LogFixture {
 
     /// A fresh cache database, as the log engine keeps one, in `directory`.
     static func cache(in directory: TemporaryDirectory, name: String = "cache.sqlite") throws -> SQLiteStorage {
-        let handle = try DirectoryHandle(path: directory.url.path)
+        let handle = try DirectoryHandle(path: directory.url.path, naming: ContainerNaming())
         try DatabaseFile.create(name, in: handle, mode: 0o600, group: nil)
-        return try SQLiteStorage(path: directory.path(name).path, assetsDirectory: directory.path("assets"), mode: .local)
+        return try SQLiteStorage(path: directory.path(name).path, assetsDirectory: directory.path("assets"), mode: .local, naming: ContainerNaming())
     }
 
     /// Keeps and applies entries in one transaction, as a poll does.

@@ -31,6 +31,9 @@ public final class ChatClient: Sendable {
     public init(container: Container, handle: String? = nil, configuration: SyncEngine.Configuration = SyncEngine.Configuration()) throws {
         self.container = container
         self.handleOverride = handle
+        // The damaged-row log is one per process; a front end built on the chat, which may
+        // not go through the `fatchat` executable, still words its notices as Fatchat's.
+        DamagedRowLog.word(as: .fatchat)
         if let handle { try Self.checkHandle(handle) }
         Self.prepareIndexesSoon(container.publicDatabase)
         var configuration = configuration

@@ -24,7 +24,8 @@ public enum SharedContainer {
 }
 
 extension ContainerNaming {
-    /// Fatchat's names for RecordStore's messages: its data directory, `fatchat init` and `--fs-mode`.
+    /// Fatchat's names for RecordStore's messages: its data directory, `fatchat init`, `--fs-mode` and `fatchat admin check`.
     public static let fatchat = ContainerNaming(programName: "Fatchat", dataDirectoryName: "fatchat",
-                                                createCommand: "fatchat init", journalModeOption: "--fs-mode")
+                                                createCommand: "fatchat init", journalModeOption: "--fs-mode",
+                                                checkCommand: "fatchat admin check")
 }

@@ -7,6 +7,8 @@ import Foundation
 /// is reached relative to the assets directory without following a symlink.
 struct AssetStore: Sendable {
     let directory: URL
+    /// Words the errors and problems for the program that opened the container.
+    let naming: ContainerNaming
 
     /// Copies the asset's file in (unless that content is already stored) and fills in its hash and size.
     func ingest(_ asset: Asset) throws -> Asset {
@@ -74,7 +76,7 @@ struct AssetStore: Sendable {
     /// never used as a path, and `problems` reports it.
     func collect(_ hashes: Set<String>, using writer: any StorageWriter) throws {
         let names = hashes.filter(AssetName.isValid)
-        guard !names.isEmpty, let assets = try? DirectoryHandle(path: directory.path) else { return }
+        guard !names.isEmpty, let assets = try? DirectoryHandle(path: directory.path, naming: naming) else { return }
         for hash in names where try !writer.isAssetInUse(hash) {
             assets.remove(hash)
         }
@@ -89,13 +91,13 @@ struct AssetStore: Sendable {
             problems.append("asset name \"\(name.prefix(120))\" in use is not a SHA-256 (64 lowercase hex digits); someone wrote it into the file directly, and it is never used as a path")
         }
         if invalid.count > 20 { problems.append("and \(invalid.count - 20) more asset names in use that are not a SHA-256") }
-        let assets = try? DirectoryHandle(path: directory.path)
+        let assets = try? DirectoryHandle(path: directory.path, naming: naming)
         for hash in names where AssetName.isValid(hash) {
             let kind = (try? assets?.status(hash)).flatMap { $0 }.map { $0.st_mode & S_IFMT }
             if kind == nil {
                 problems.append("asset \(hash) is used but its file is missing")
             } else if let kind, kind != S_IFREG {
-                problems.append("asset \(hash) is \(RegularFile.describe(kind)), not a file; Fatchat will not follow it")
+                problems.append("asset \(hash) is \(RegularFile.describe(kind)), not a file; \(naming.programName) will not follow it")
             }
         }
         return problems
@@ -112,11 +114,11 @@ struct AssetStore: Sendable {
     /// The assets directory, made with the mode of the directory it is in if it has gone.
     private func openDirectory() throws -> DirectoryHandle {
         do {
-            return try DirectoryHandle(path: directory.path)
+            return try DirectoryHandle(path: directory.path, naming: naming)
         } catch let error as StoreError where error.code == .serviceUnavailable {
-            let parent = try DirectoryHandle(path: directory.deletingLastPathComponent().path, followingLink: true)
+            let parent = try DirectoryHandle(path: directory.deletingLastPathComponent().path, followingLink: true, naming: naming)
             _ = try? parent.makeDirectory(directory.lastPathComponent, mode: try parent.status().st_mode & 0o7777, group: nil)
-            return try DirectoryHandle(path: directory.path)
+            return try DirectoryHandle(path: directory.path, naming: naming)
         }
     }
 

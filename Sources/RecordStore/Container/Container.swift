@@ -71,28 +71,30 @@ public final class Container: Sendable {
 
         let assets = url.appendingPathComponent(ContainerDirectory.assetsName, isDirectory: true)
         let mode = descriptor.mode
-        let privateRoot = options.privateDataDirectory ?? user.dataHome.appendingPathComponent(options.naming.dataDirectoryName, isDirectory: true)
+        let naming = options.naming
+        let privateRoot = options.privateDataDirectory ?? user.dataHome.appendingPathComponent(naming.dataDirectoryName, isDirectory: true)
         let privateDirectory = privateRoot.appendingPathComponent(descriptor.identifier, isDirectory: true)
-        let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit)
+        let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit, naming: naming)
         let engine = try Self.engine(of: descriptor, wanted: options.engine, url: url)
         self.engine = engine
         let open: @Sendable () throws -> any RecordStorage = { [engine, historyLimit = options.changeHistoryLimit] in
             switch engine {
-            case .sqlite: try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode)
-            case .log: try LogStorage(container: url, privateDirectory: privateDirectory, assetsDirectory: assets, user: user, historyLimit: historyLimit)
+            case .sqlite: try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode, naming: naming)
+            case .log: try LogStorage(container: url, privateDirectory: privateDirectory, assetsDirectory: assets, user: user,
+                                      historyLimit: historyLimit, naming: naming)
             }
         }
         let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse ? LazyStorage(open) : try open()
-        publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets),
+        publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets, naming: naming),
                                         user: user, historyLimit: options.changeHistoryLimit)
 
         privateDatabase = RecordDatabase(scope: .private, storage: privateStorage,
-                                         assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true)),
+                                         assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true), naming: naming),
                                          user: user, historyLimit: options.changeHistoryLimit)
     }
 
     /// Opens the private database, creating its 0700 directory and 0600 file first.
-    private static func openPrivate(in directory: URL, historyLimit: Int) throws -> SQLiteStorage {
+    private static func openPrivate(in directory: URL, historyLimit: Int, naming: ContainerNaming) throws -> SQLiteStorage {
         let fileManager = FileManager.default
         do {
             try fileManager.createDirectory(at: directory.appendingPathComponent("assets"), withIntermediateDirectories: true,
@@ -102,11 +104,11 @@ public final class Container: Sendable {
             throw StoreError(.permissionFailure, "Cannot create the private data directory \(directory.path): \(error.localizedDescription)")
         }
         let path = directory.appendingPathComponent("private.sqlite").path
-        let handle = try DirectoryHandle(path: directory.path)
+        let handle = try DirectoryHandle(path: directory.path, naming: naming)
         if try handle.status("private.sqlite") == nil {
             try DatabaseFile.create("private.sqlite", in: handle, mode: 0o600, group: nil)
         }
         return try SQLiteStorage(path: path, assetsDirectory: directory.appendingPathComponent("assets"),
-                                 mode: JournalMode.detect(for: directory))
+                                 mode: JournalMode.detect(for: directory), naming: naming)
     }
 }

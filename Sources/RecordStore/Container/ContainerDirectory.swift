@@ -20,7 +20,7 @@ enum ContainerDirectory {
     static func open(_ url: URL, creating access: ContainerAccess?, exclusive: Bool = false, naming: ContainerNaming,
                      propose: () -> ContainerDescriptor) throws -> ContainerDescriptor {
         let madeDirectory = try makeDirectoryIfMissing(url, access: access, naming: naming)
-        let directory = try DirectoryHandle(path: url.path, followingLink: true)
+        let directory = try DirectoryHandle(path: url.path, followingLink: true, naming: naming)
         if !exclusive, let descriptor = try existing(in: directory, naming: naming) { return descriptor }
         guard let access else {
             throw StoreError(.badContainer, "\(url.path) is not a \(naming.programName) container (it has no \(ContainerDescriptor.fileName)). Make one with \(naming.creating(url.path)).")

@@ -14,14 +14,23 @@ public struct ContainerNaming: Sendable, Equatable {
     public var createCommand: String?
     /// The command-line option that chooses a journal mode, such as `--fs-mode`; nil names `Container.Options.mode`.
     public var journalModeOption: String?
+    /// The command that lists damaged rows and foreign schema objects, such as `fatchat admin check`; nil names the API.
+    public var checkCommand: String?
 
     /// Names for a program; the defaults name RecordStore itself.
     public init(programName: String = "RecordStore", dataDirectoryName: String = "recordstore",
-                createCommand: String? = nil, journalModeOption: String? = nil) {
+                createCommand: String? = nil, journalModeOption: String? = nil, checkCommand: String? = nil) {
         self.programName = programName
         self.dataDirectoryName = dataDirectoryName
         self.createCommand = createCommand
         self.journalModeOption = journalModeOption
+        self.checkCommand = checkCommand
+    }
+
+    /// How to list a container's damaged rows, as code to quote: the command, or the API call.
+    func checking() -> String {
+        guard let checkCommand else { return "`RecordDatabase.checkIntegrity()`" }
+        return "`\(checkCommand)`"
     }
 
     /// How to make a container, as code to quote: the command (with `path` when given), or the API call.

@@ -10,18 +10,22 @@ final class DirectoryHandle {
     /// The path it was opened by, for messages and for SQLite, which takes paths.
     let path: String
     let fd: Int32
+    /// Words the errors of this directory and of those opened through it.
+    let naming: ContainerNaming
 
     /// Opens `path`; with `followingLink: false` a symlink at the last component is refused.
-    init(path: String, followingLink: Bool = false) throws {
+    init(path: String, followingLink: Bool = false, naming: ContainerNaming) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingLink ? 0 : O_NOFOLLOW))
-        guard fd >= 0 else { throw Self.openError(path, errno) }
+        guard fd >= 0 else { throw Self.openError(path, errno, naming) }
         self.path = path
         self.fd = fd
+        self.naming = naming
     }
 
-    private init(path: String, fd: Int32) {
+    private init(path: String, fd: Int32, naming: ContainerNaming) {
         self.path = path
         self.fd = fd
+        self.naming = naming
     }
 
     deinit { close(fd) }
@@ -48,8 +52,8 @@ final class DirectoryHandle {
     /// Opens the subdirectory `name`, refusing a symlink.
     func directory(_ name: String) throws -> DirectoryHandle {
         let child = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
-        guard child >= 0 else { throw Self.openError(path(of: name), errno) }
-        return DirectoryHandle(path: path(of: name), fd: child)
+        guard child >= 0 else { throw Self.openError(path(of: name), errno, naming) }
+        return DirectoryHandle(path: path(of: name), fd: child, naming: naming)
     }
 
     /// Makes the subdirectory `name` and gives it `mode` and `group`; it must not exist yet.
@@ -71,7 +75,7 @@ final class DirectoryHandle {
     /// Opens the regular file `name` for reading, refusing a symlink, a FIFO or a device.
     func openRegularFile(_ name: String) throws -> Int32 {
         let file = openat(fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard file >= 0 else { throw Self.openError(path(of: name), errno) }
+        guard file >= 0 else { throw Self.openError(path(of: name), errno, naming) }
         do {
             try RegularFile.check(file, path: path(of: name))
         } catch {
@@ -139,12 +143,12 @@ final class DirectoryHandle {
         }
     }
 
-    private static func openError(_ path: String, _ code: Int32) -> StoreError {
+    private static func openError(_ path: String, _ code: Int32, _ naming: ContainerNaming) -> StoreError {
         switch code {
         case ELOOP:
-            return StoreError(.badContainer, "\(path) is a symbolic link. Fatchat follows no symlink inside a container, since any member could plant one; put the real directory or file there.")
+            return StoreError(.badContainer, "\(path) is a symbolic link. \(naming.programName) follows no symlink inside a container, since any member could plant one; put the real directory or file there.")
         case ENOTDIR:
-            return StoreError(.badContainer, "\(path) is not a directory; a container's entries must be what Fatchat made.")
+            return StoreError(.badContainer, "\(path) is not a directory; a container's entries must be what \(naming.programName) made.")
         case ENOENT:
             return StoreError(.serviceUnavailable, "\(path) is not there.")
         default:
@@ -153,33 +157,4 @@ final class DirectoryHandle {
     }
 
     static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
-}
-
-/// Checks on a file descriptor that it is a regular file, not a FIFO, device, socket or directory.
-enum RegularFile {
-    static func check(_ fd: Int32, path: String) throws {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw StoreError(.assetFileNotFound, "Cannot look at \(path): \(DirectoryHandle.reason(errno)).")
-        }
-        let kind = info.st_mode & S_IFMT
-        guard kind == S_IFREG else {
-            throw StoreError(.invalidArguments, "\(path) is \(describe(kind)), not a regular file; only a regular file can be stored.")
-        }
-        // Reads block again from here on; the open itself must not (a FIFO with no writer).
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-    }
-
-    /// A kind of file in words.
-    static func describe(_ kind: mode_t) -> String {
-        switch kind {
-        case S_IFDIR: "a directory"
-        case S_IFIFO: "a FIFO"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFSOCK: "a socket"
-        case S_IFLNK: "a symbolic link"
-        default: "not a regular file"
-        }
-    }
 }

@@ -22,10 +22,10 @@ extension RecordDatabase {
     /// Checks the public database of the container at `url` by reading it only: no migration, no write.
     ///
     /// Lists what `checkIntegrity` lists, for a file that opening refuses too
-    /// (one with a planted trigger, say), so `fatchat admin check` can name it.
-    public static func checkPublicDatabase(inContainer url: URL) throws -> [String] {
+    /// (one with a planted trigger, say), so a check command can name it; `naming` words the problems.
+    public static func checkPublicDatabase(inContainer url: URL, naming: ContainerNaming = ContainerNaming()) throws -> [String] {
         try SQLiteStorage.inspect(path: url.appendingPathComponent("public.sqlite").path,
-                                  assetsDirectory: url.appendingPathComponent("assets", isDirectory: true))
+                                  assetsDirectory: url.appendingPathComponent("assets", isDirectory: true), naming: naming)
     }
 
     /// Removes every record, change and subscription, and the asset files. Change tokens expire.

@@ -144,24 +144,3 @@ extension RecordChange.Kind {
         }
     }
 }
-
-/// Tells a watcher, cheaply, whether the database may have changed since it last asked.
-///
-/// On a local filesystem it reads `PRAGMA data_version` on a dedicated
-/// connection; on a network filesystem it reopens the file and reads the newest
-/// change sequence. The first call always answers `true`.
-public final class ChangeSignal: Sendable {
-    private let signal: any StorageChangeSignal
-
-    init(_ signal: any StorageChangeSignal) { self.signal = signal }
-
-    /// Whether another connection may have committed since the previous call.
-    public func hasChanged() throws -> Bool { try signal.hasChanged() }
-}
-
-extension RecordDatabase {
-    /// A new change signal for this database; keep it, and ask it on every wake-up.
-    public func makeChangeSignal() throws -> ChangeSignal {
-        ChangeSignal(try storage.makeChangeSignal())
-    }
-}

@@ -52,7 +52,7 @@ extension RecordDatabase {
         }
     }
 
-    /// Every user's subscriptions whose parent record is gone or was created again, for `fatchat admin check`.
+    /// Every user's subscriptions whose parent record is gone or was created again, for a program's check command.
     public func orphanedSubscriptions() throws -> [OrphanedSubscription] {
         try storage.read { try $0.orphanedSubscriptions() }
     }

@@ -11,7 +11,7 @@ import GRDB
         try FieldCoding.decode(text, zone: .default, assetsDirectory: assets).count
     }
 
-    /// An in-memory database with Fatchat's current schema and SQL functions, for a fuzz target to fill with hostile rows.
+    /// An in-memory database with RecordStore's current schema and SQL functions, for a fuzz target to fill with hostile rows.
     public static func makeDatabase() throws -> DatabaseQueue {
         var config = Configuration()
         config.prepareDatabase { db in SQLFunctions.register(db) }
@@ -22,13 +22,13 @@ import GRDB
 
     /// Reads up to `limit` change-log entries of `db` through the storage's `changes(after:zone:limit:)`; returns how many decoded.
     public static func readChanges(in db: Database, limit: Int) throws -> Int {
-        try SQLiteAccess(db: db, assets: assets).changes(after: 0, zone: nil, limit: limit).rows.count
+        try SQLiteAccess(db: db, assets: assets, naming: ContainerNaming()).changes(after: 0, zone: nil, limit: limit).rows.count
     }
 
     /// Runs `query` on `db` through the storage's `records(matching:)`, as a query or subscription would; returns how many records matched.
     public static func runQuery(_ query: Query, in db: Database, limit: Int) throws -> Int {
         let request = QueryRequest(query: query, zone: nil, desiredKeys: nil, after: nil, limit: limit)
-        return try SQLiteAccess(db: db, assets: assets).records(matching: request).count
+        return try SQLiteAccess(db: db, assets: assets, naming: ContainerNaming()).records(matching: request).count
     }
 
     /// Never read: decoding only names asset files, it does not open them.

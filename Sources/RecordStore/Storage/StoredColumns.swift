@@ -14,7 +14,7 @@ enum StoredColumns {
         let problem: String
     }
 
-    /// The earliest and latest dates Fatchat writes or reads: years 1 to 9999, which every formatter can show.
+    /// The earliest and latest dates RecordStore writes or reads: years 1 to 9999, which every formatter can show.
     static let dateRange: ClosedRange<Double> = -62_135_596_800...253_402_300_799
 
     /// The largest stored fields text read: a record within `Record.maximumSize` encodes to far less.

@@ -10,12 +10,12 @@ final class LogClientSlot: Sendable {
     let client: UUID
     private let fd: Int32
 
-    init(in privateDirectory: URL) throws {
+    init(in privateDirectory: URL, naming: ContainerNaming) throws {
         let path = privateDirectory.appendingPathComponent("log-clients", isDirectory: true).path
         if mkdir(path, 0o700) != 0, errno != EEXIST {
             throw StoreError(.permissionFailure, "Cannot create \(path): \(DirectoryHandle.reason(errno)).")
         }
-        let directory = try DirectoryHandle(path: path)
+        let directory = try DirectoryHandle(path: path, naming: naming)
         for name in try LogDirectory.names(in: directory).sorted() {
             guard name.hasSuffix(".lock"), let client = UUID(uuidString: String(name.dropLast(5))) else { continue }
             let fd = openat(directory.fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC)

@@ -29,19 +29,19 @@ final class LogStorage: RecordStorage {
     var databaseID: String { cache.databaseID }
 
     /// Opens the engine for the container in `container`, with its cache and client ID in `privateDirectory`.
-    init(container: URL, privateDirectory: URL, assetsDirectory: URL, user: UserIdentity, historyLimit: Int) throws {
+    init(container: URL, privateDirectory: URL, assetsDirectory: URL, user: UserIdentity, historyLimit: Int, naming: ContainerNaming) throws {
         account = user.recordID.recordName
         guard LogDirectory.uid(inAccount: account) == user.uid else {
             throw StoreError(.permissionFailure, "The account name \(account) cannot name a log directory; Fatchat's log engine needs a plain user name.")
         }
         let cacheName = "log-cache.sqlite"
-        let privateHandle = try DirectoryHandle(path: privateDirectory.path)
+        let privateHandle = try DirectoryHandle(path: privateDirectory.path, naming: naming)
         if try privateHandle.status(cacheName) == nil {
             try DatabaseFile.create(cacheName, in: privateHandle, mode: 0o600, group: nil)
         }
-        cache = try SQLiteStorage(path: privateDirectory.appendingPathComponent(cacheName).path, assetsDirectory: assetsDirectory, mode: .local)
-        slot = try LogClientSlot(in: privateDirectory)
-        let containerHandle = try DirectoryHandle(path: container.path, followingLink: true)
+        cache = try SQLiteStorage(path: privateDirectory.appendingPathComponent(cacheName).path, assetsDirectory: assetsDirectory, mode: .local, naming: naming)
+        slot = try LogClientSlot(in: privateDirectory, naming: naming)
+        let containerHandle = try DirectoryHandle(path: container.path, followingLink: true, naming: naming)
         let logs = try LogDirectory.open(in: containerHandle)
         let (own, made) = try LogDirectory.ownDirectory(in: logs, account: account)
         logFileMode = (try own.status().st_mode & 0o644) | 0o200

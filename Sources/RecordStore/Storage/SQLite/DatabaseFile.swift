@@ -1,36 +1,36 @@
 import Foundation
 import GRDB
 
-/// Fatchat's own SQLite files: made complete and marked before anyone sees them, and recognised before any write.
+/// RecordStore's own SQLite files: made complete and marked before anyone sees them, and recognised before any write.
 ///
 /// Opening a database for writing changes it (GRDB switches it to WAL and
 /// writes to make the -wal file), so a file is looked at through a read-only
-/// connection first. Only a file marked with Fatchat's `application_id`, or
-/// one an earlier build made (Fatchat's tables, no mark yet), goes further.
+/// connection first. Only a file marked with RecordStore's `application_id`, or
+/// one an earlier build made (RecordStore's tables, no mark yet), goes further.
 enum DatabaseFile {
-    /// `PRAGMA application_id` of every Fatchat database: "FCHT" in ASCII.
+    /// `PRAGMA application_id` of every RecordStore database: "FCHT" in ASCII.
     static let applicationID: Int32 = 0x4643_4854
 
     /// What a file turned out to be.
     enum Kind: Equatable {
-        /// Marked as Fatchat's.
+        /// Marked as RecordStore's.
         case ours
         /// Made by a build from before the mark; it is marked once it has been opened.
         case unmarked
     }
 
-    /// Tells a Fatchat database from anything else, changing nothing; throws for what must not be opened.
+    /// Tells a RecordStore database from anything else, changing nothing; throws for what must not be opened.
     ///
-    /// `location` is what SQLite opens (a path, or a URI naming another VFS).
-    static func inspect(_ path: String, location: String? = nil) throws -> Kind {
-        try checkEntries(path)
+    /// `location` is what SQLite opens (a path, or a URI naming another VFS); `naming` words the errors.
+    static func inspect(_ path: String, location: String? = nil, naming: ContainerNaming) throws -> Kind {
+        try checkEntries(path, naming: naming)
         do {
-            return try query(path, location: location)
+            return try query(path, location: location, naming: naming)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_READONLY_ROLLBACK {
             // A writer died inside a transaction and left a hot journal. Rolling it
             // back is a write, so only the header written at creation can say whose file it is.
             guard try markInHeader(path) == applicationID else {
-                throw StoreError(.badDatabase, "\(path) holds an unfinished transaction of a program that is not Fatchat (or of a Fatchat build from before files were marked); it was left untouched. Open it once with the program that wrote it.")
+                throw StoreError(.badDatabase, "\(path) holds an unfinished transaction of a program that is not \(naming.programName) (or of a \(naming.programName) build from before files were marked); it was left untouched. Open it once with the program that wrote it.")
             }
             return .ours
         }
@@ -42,7 +42,7 @@ enum DatabaseFile {
     }
 
     /// Asks the file through a read-only connection what it is.
-    private static func query(_ path: String, location: String?) throws -> Kind {
+    private static func query(_ path: String, location: String?, naming: ContainerNaming) throws -> Kind {
         var config = Configuration()
         config.readonly = true
         config.busyMode = .immediateError
@@ -53,10 +53,10 @@ enum DatabaseFile {
             let mark = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
             guard mark == applicationID || (mark == 0 && tables.contains("fatchat_meta")) else {
-                throw StoreError(.badDatabase, "\(path) is an SQLite database, but not a Fatchat one; it was left untouched. Point the container somewhere else.")
+                throw StoreError(.badDatabase, "\(path) is an SQLite database, but not a \(naming.programName) one; it was left untouched. Point the container somewhere else.")
             }
             if tables.contains("grdb_migrations"), try migrator.hasBeenSuperseded(db) {
-                throw StoreError(.incompatibleVersion, "\(path) was written by a newer version of Fatchat; upgrade this build to open it. The file was left untouched.")
+                throw StoreError(.incompatibleVersion, "\(path) was written by a newer version of \(naming.programName); upgrade this build to open it. The file was left untouched.")
             }
             return mark == applicationID ? .ours : .unmarked
         }
@@ -79,25 +79,25 @@ enum DatabaseFile {
     ///
     /// SQLite itself opens -wal, -shm and -journal with `O_NOFOLLOW`; this says
     /// so plainly instead of "unable to open database file".
-    private static func checkEntries(_ path: String) throws {
+    private static func checkEntries(_ path: String, naming: ContainerNaming) throws {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             throw StoreError(.serviceUnavailable, "\(path) is not there (\(DirectoryHandle.reason(errno))); the container may be unmounted or moved.")
         }
-        try checkRegular(info, path: path)
+        try checkRegular(info, path: path, naming: naming)
         if info.st_size == 0 {
-            throw StoreError(.badDatabase, "\(path) is empty (0 bytes): it was truncated, or its creation never finished. It was left as it is; restore it from a backup, or remove the container and make a new one with `fatchat init`.")
+            throw StoreError(.badDatabase, "\(path) is empty (0 bytes): it was truncated, or its creation never finished. It was left as it is; restore it from a backup, or remove the container and make a new one with \(naming.creating()).")
         }
         for suffix in ["-wal", "-shm", "-journal"] where lstat(path + suffix, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK {
-            throw StoreError(.badContainer, "\(path + suffix) is a symbolic link. Fatchat follows no symlink inside a container, since any member could plant one; remove it.")
+            throw StoreError(.badContainer, "\(path + suffix) is a symbolic link. \(naming.programName) follows no symlink inside a container, since any member could plant one; remove it.")
         }
     }
 
     /// Refuses what is not a plain file: a symlink someone planted, a directory, a FIFO.
-    static func checkRegular(_ info: stat, path: String) throws {
+    static func checkRegular(_ info: stat, path: String, naming: ContainerNaming) throws {
         let kind = info.st_mode & S_IFMT
         if kind == S_IFLNK {
-            throw StoreError(.badContainer, "\(path) is a symbolic link. Fatchat follows no symlink inside a container, since any member could plant one; put the real file back.")
+            throw StoreError(.badContainer, "\(path) is a symbolic link. \(naming.programName) follows no symlink inside a container, since any member could plant one; put the real file back.")
         }
         guard kind == S_IFREG else {
             throw StoreError(.badDatabase, "\(path) is \(RegularFile.describe(kind)), not a database file; it was left untouched.")

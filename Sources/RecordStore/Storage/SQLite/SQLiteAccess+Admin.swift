@@ -31,7 +31,7 @@ extension SQLiteAccess {
     func integrityProblems() throws -> [String] {
         var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
         problems += try String.fetchAll(db, sql: "PRAGMA foreign_key_check").map { "foreign key problem in table \($0)" }
-        problems += try SchemaCheck.problems(db).map { "schema: " + $0 }
+        problems += try SchemaCheck.problems(db, naming: naming).map { "schema: " + $0 }
         problems += try damagedRows().map { "damaged row: \($0)" }
         let dangling = try Int.fetchOne(db, sql: """
             SELECT count(*) FROM reference WHERE cascade = 1
@@ -39,7 +39,7 @@ extension SQLiteAccess {
             """) ?? 0
         if dangling > 0 { problems.append("\(dangling) record(s) hold a deleteSelf reference to a record that is gone") }
         // CAST: a blob planted in the column reads as text, never as a decoding failure.
-        problems += AssetStore(directory: assets).problems(inUse: try String.fetchAll(db, sql: "SELECT DISTINCT CAST(hash AS TEXT) FROM asset_use"))
+        problems += AssetStore(directory: assets, naming: naming).problems(inUse: try String.fetchAll(db, sql: "SELECT DISTINCT CAST(hash AS TEXT) FROM asset_use"))
         return problems
     }
 

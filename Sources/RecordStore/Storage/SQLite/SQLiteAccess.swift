@@ -5,6 +5,8 @@ import GRDB
 struct SQLiteAccess: StorageWriter {
     let db: GRDB.Database
     let assets: URL
+    /// Words the problems `integrityProblems` finds.
+    let naming: ContainerNaming
 
     // MARK: Reading
 

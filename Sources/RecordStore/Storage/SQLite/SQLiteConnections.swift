@@ -12,6 +12,8 @@ protocol SQLiteConnections: Sendable {
 /// Settings shared by both ways of opening.
 struct SQLiteSettings: Sendable {
     var path: String
+    /// Words the errors for the program that opened the file.
+    var naming: ContainerNaming
     /// How long one attempt waits on a lock before the storage retries.
     var busyTimeout: TimeInterval = 5
     /// How long the storage keeps retrying a busy database before `zoneBusy`.
@@ -65,7 +67,7 @@ final class LocalConnections: SQLiteConnections {
         self.settings = settings
         let (pool, identity) = try Self.open(settings)
         do {
-            try Schema.prepare(pool, path: settings.path)
+            try Schema.prepare(pool, path: settings.path, naming: settings.naming)
         } catch {
             throw StoreError.translating(error, path: settings.path)
         }
@@ -90,10 +92,10 @@ final class LocalConnections: SQLiteConnections {
             // would refuse; so the path is used as is, after checking it exists.
             // Opening the pool writes to the file, so first make sure it is ours.
             return try settings.retryingBusy(alsoRetry: DatabaseFile.isTransientForReaders) {
-                let identity = try FileIdentity.of(settings.path)
-                _ = try DatabaseFile.inspect(settings.path)
+                let identity = try FileIdentity.of(settings.path, naming: settings.naming)
+                _ = try DatabaseFile.inspect(settings.path, naming: settings.naming)
                 let pool = try DatabasePool(path: settings.path, configuration: config)
-                guard try FileIdentity.of(settings.path) == identity else {
+                guard try FileIdentity.of(settings.path, naming: settings.naming) == identity else {
                     throw StoreError(.serviceUnavailable, "\(settings.path) was replaced while it was being opened; try again.")
                 }
                 return (pool, identity)
@@ -104,7 +106,7 @@ final class LocalConnections: SQLiteConnections {
     }
 
     private func currentPool() throws -> DatabasePool {
-        let identity = try FileIdentity.ifPresent(settings.path)
+        let identity = try FileIdentity.ifPresent(settings.path, naming: settings.naming)
         return try state.withLock { state in
             if let state = state, state.inode == identity { return state.pool }
             guard identity != nil else {
@@ -112,7 +114,7 @@ final class LocalConnections: SQLiteConnections {
                 throw StoreError(.serviceUnavailable, "\(settings.path) is not there; the container may be unmounted or moved. Changes wait until it is back.")
             }
             let (pool, opened) = try Self.open(settings)
-            try Schema.prepare(pool, path: settings.path)
+            try Schema.prepare(pool, path: settings.path, naming: settings.naming)
             state = (pool, opened)
             return pool
         }
@@ -160,7 +162,7 @@ final class NetworkConnections: SQLiteConnections {
                 try queue.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA journal_mode = DELETE")
                 }
-                try Schema.prepare(queue, path: settings.path)
+                try Schema.prepare(queue, path: settings.path, naming: settings.naming)
             }
         } catch {
             throw StoreError.translating(error, path: settings.path)
@@ -169,9 +171,9 @@ final class NetworkConnections: SQLiteConnections {
 
     /// Makes sure the file at the path is Fatchat's before a connection that may write opens it.
     private func checkFile() throws {
-        let identity = try FileIdentity.of(settings.path)
+        let identity = try FileIdentity.of(settings.path, naming: settings.naming)
         if checked.withLock({ $0 == identity }) { return }
-        _ = try DatabaseFile.inspect(settings.path, location: settings.uri(vfs: "unix-dotfile", readOnly: true))
+        _ = try DatabaseFile.inspect(settings.path, location: settings.uri(vfs: "unix-dotfile", readOnly: true), naming: settings.naming)
         checked.withLock { $0 = identity }
     }
 
@@ -263,21 +265,21 @@ struct FileIdentity: Equatable, Sendable {
     var inode: UInt64
 
     /// The file at `path`, which must be there and be a plain file, not a symlink.
-    static func of(_ path: String) throws -> FileIdentity {
-        guard let identity = try ifPresent(path) else {
+    static func of(_ path: String, naming: ContainerNaming) throws -> FileIdentity {
+        guard let identity = try ifPresent(path, naming: naming) else {
             throw StoreError(.serviceUnavailable, "\(path) is not there (\(String(cString: strerror(ENOENT)))).")
         }
         return identity
     }
 
     /// The file at `path`, or nil when nothing is there; a symlink someone planted is an error.
-    static func ifPresent(_ path: String) throws -> FileIdentity? {
+    static func ifPresent(_ path: String, naming: ContainerNaming) throws -> FileIdentity? {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT { return nil }
             throw StoreError(.serviceUnavailable, "\(path) cannot be reached (\(String(cString: strerror(errno)))).")
         }
-        try DatabaseFile.checkRegular(info, path: path)
+        try DatabaseFile.checkRegular(info, path: path, naming: naming)
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }

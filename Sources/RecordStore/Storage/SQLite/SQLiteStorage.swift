@@ -8,16 +8,19 @@ final class SQLiteStorage: RecordStorage {
     let connections: any SQLiteConnections
     let assetsDirectory: URL
     let path: String
+    /// Words this database's errors for the program that opened it.
+    let naming: ContainerNaming
 
     /// Opens the database at `path`, which must exist (it may be empty), in the given mode.
-    init(path: String, assetsDirectory: URL, mode: JournalMode) throws {
-        let settings = SQLiteSettings(path: path)
+    init(path: String, assetsDirectory: URL, mode: JournalMode, naming: ContainerNaming) throws {
+        let settings = SQLiteSettings(path: path, naming: naming)
         switch mode {
         case .local: connections = try LocalConnections(settings: settings)
         case .network: connections = try NetworkConnections(settings: settings)
         }
         self.assetsDirectory = assetsDirectory
         self.path = path
+        self.naming = naming
         databaseID = try connections.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM fatchat_meta WHERE key = 'database_id'") ?? ""
         }
@@ -27,22 +30,22 @@ final class SQLiteStorage: RecordStorage {
     /// The file and `schema_version` whose schema `SchemaCheck` last accepted.
     private let acceptedSchema = Mutex<(file: FileIdentity, version: Int64)?>(nil)
 
-    /// Refuses a schema that Fatchat did not make; checked again whenever SQLite's schema cookie moves or the file is replaced.
+    /// Refuses a schema that RecordStore did not make; checked again whenever SQLite's schema cookie moves or the file is replaced.
     ///
     /// Every write transaction calls this first, with the write lock held, so a
     /// trigger planted while this process runs is refused before any of our
     /// writes could fire it. An unchanged file and cookie cost a `stat` and one pragma read.
     private func checkSchema(_ db: GRDB.Database) throws {
         let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
-        let file = try FileIdentity.of(path)
+        let file = try FileIdentity.of(path, naming: naming)
         if acceptedSchema.withLock({ $0?.file == file && $0?.version == version }) { return }
-        try SchemaCheck.verify(db, path: path)
+        try SchemaCheck.verify(db, path: path, naming: naming)
         acceptedSchema.withLock { $0 = (file, version) }
     }
 
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
         do {
-            return try connections.read { db in try body(SQLiteAccess(db: db, assets: assetsDirectory)) }
+            return try connections.read { db in try body(SQLiteAccess(db: db, assets: assetsDirectory, naming: naming)) }
         } catch let damage as DamagedRow {
             throw damage.storeError
         }
@@ -52,7 +55,7 @@ final class SQLiteStorage: RecordStorage {
         do {
             return try connections.write { db in
                 try checkSchema(db)
-                return try body(SQLiteAccess(db: db, assets: assetsDirectory))
+                return try body(SQLiteAccess(db: db, assets: assetsDirectory, naming: naming))
             }
         } catch let damage as DamagedRow {
             throw damage.storeError

@@ -111,8 +111,8 @@ enum Schema {
     ///
     /// `DatabaseFile.inspect` has already looked at the file without writing;
     /// these checks repeat on the writer's own connection, in case the file
-    /// changed in between.
-    static func prepare(_ writer: any DatabaseWriter, path: String) throws {
+    /// changed in between. `naming` words the errors.
+    static func prepare(_ writer: any DatabaseWriter, path: String, naming: ContainerNaming) throws {
         let migrator = self.migrator
         let state = try writer.read { db -> (foreign: Bool, superseded: Bool, complete: Bool, marked: Bool) in
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -122,10 +122,10 @@ enum Schema {
             return (false, try migrator.hasBeenSuperseded(db), try migrator.hasCompletedMigrations(db), mark == DatabaseFile.applicationID)
         }
         if state.foreign {
-            throw StoreError(.badDatabase, "\(path) is an SQLite database, but not a Fatchat one; it was left untouched. Point the container somewhere else.")
+            throw StoreError(.badDatabase, "\(path) is an SQLite database, but not a \(naming.programName) one; it was left untouched. Point the container somewhere else.")
         }
         if state.superseded {
-            throw StoreError(.incompatibleVersion, "\(path) was written by a newer version of Fatchat; upgrade this build to open it. The file was left untouched.")
+            throw StoreError(.incompatibleVersion, "\(path) was written by a newer version of \(naming.programName); upgrade this build to open it. The file was left untouched.")
         }
         if state.complete {
             // A file an earlier build made gets the mark once, on its first open by this one.

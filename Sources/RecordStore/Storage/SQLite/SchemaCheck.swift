@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// Compares a database's schema with the one Fatchat's own migrations make.
+/// Compares a database's schema with the one RecordStore's own migrations make.
 ///
 /// Anyone who can write a shared file can add a trigger that rewrites or
 /// blocks other people's saves, a view, a table, or an index that makes
@@ -32,21 +32,21 @@ enum SchemaCheck {
     /// Tables SQLite itself adds when someone runs `ANALYZE`: statistics, which run no code.
     private static let statisticsTables: Set<String> = ["sqlite_stat1", "sqlite_stat4"]
 
-    /// Throws `badDatabase`, naming the first object Fatchat did not make, if there is one.
-    static func verify(_ db: GRDB.Database, path: String) throws {
-        let found = try problems(db)
+    /// Throws `badDatabase`, naming the first object RecordStore did not make, if there is one.
+    static func verify(_ db: GRDB.Database, path: String, naming: ContainerNaming) throws {
+        let found = try problems(db, naming: naming)
         guard !found.isEmpty else { return }
         let named = found.prefix(3).joined(separator: "; ") + (found.count > 3 ? "; and \(found.count - 3) more" : "")
-        throw StoreError(.badDatabase, "\(path) was changed outside Fatchat: \(named). Fatchat refuses to use it, so that nothing planted in it runs; remove what is named here with sqlite3, or restore the file from a backup.")
+        throw StoreError(.badDatabase, "\(path) was changed outside \(naming.programName): \(named). \(naming.programName) refuses to use it, so that nothing planted in it runs; remove what is named here with sqlite3, or restore the file from a backup.")
     }
 
-    /// Each object in `db`'s schema that Fatchat did not make, or that is missing or altered, one sentence each.
-    static func problems(_ db: GRDB.Database) throws -> [String] {
+    /// Each object in `db`'s schema that RecordStore did not make, or that is missing or altered, one sentence each.
+    static func problems(_ db: GRDB.Database, naming: ContainerNaming) throws -> [String] {
         guard let expected else {
-            throw StoreError(.internalError, "Fatchat could not build its own schema in memory to compare the file with.")
+            throw StoreError(.internalError, "\(naming.programName) could not build its own schema in memory to compare the file with.")
         }
         if try db.tableExists("grdb_migrations"), try Schema.migrator.hasBeenSuperseded(db) {
-            return ["it was migrated by a newer version of Fatchat; upgrade this build"]
+            return ["it was migrated by a newer version of \(naming.programName); upgrade this build"]
         }
         var problems: [String] = []
         var seen: Set<String> = []
@@ -54,14 +54,14 @@ enum SchemaCheck {
             seen.insert(object.name)
             if let known = expected[object.name] {
                 if known != object, !(isLibraryTable(known) && known.type == object.type && known.table == object.table) {
-                    problems.append("the \(object.type) '\(DamagedRow.inert(object.name))' is not defined as Fatchat defines it: \(DamagedRow.inert(object.sql ?? ""))")
+                    problems.append("the \(object.type) '\(DamagedRow.inert(object.name))' is not defined as \(naming.programName) defines it: \(DamagedRow.inert(object.sql ?? ""))")
                 }
             } else if object.type == "table", statisticsTables.contains(object.name) {
                 continue
             } else if object.type == "index", isFieldIndex(object) {
                 continue
             } else {
-                problems.append("it holds a \(object.type) '\(DamagedRow.inert(object.name))' that Fatchat did not make: \(DamagedRow.inert(object.sql ?? ""))")
+                problems.append("it holds a \(object.type) '\(DamagedRow.inert(object.name))' that \(naming.programName) did not make: \(DamagedRow.inert(object.sql ?? ""))")
             }
         }
         for name in expected.keys.sorted() where !seen.contains(name) {
@@ -90,8 +90,8 @@ enum SchemaCheck {
     /// Whether `object` is exactly an index that `SQLiteAccess.indexField` makes for a field mark.
     ///
     /// Its name gives the type and key, which must be identifiers, and its SQL
-    /// must be what Fatchat writes for them, so it can do nothing that
-    /// Fatchat's own index would not. Its row in `field_mark` is not required:
+    /// must be what RecordStore writes for them, so it can do nothing that
+    /// RecordStore's own index would not. Its row in `field_mark` is not required:
     /// a hand-edited mark is a damaged row (reported, skipped), not a reason to
     /// refuse the whole database.
     private static func isFieldIndex(_ object: Object) -> Bool {
