@@ -111,6 +111,22 @@ public final class CursesTerminal {
         if let window { _ = clearok(window, true) }
     }
 
+    /// Asks the terminal for its size and, if curses still has another one, resizes to it;
+    /// returns whether it did.
+    ///
+    /// SIGWINCH is the first way a resize arrives; this is the second, for the one
+    /// a loaded machine can still lose between the kernel, tmux and curses (a frame
+    /// drawn at an old size would otherwise stay until the next key).
+    public func followTerminalSize() -> Bool {
+        guard let window else { return false }
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0, size.ws_col > 0 else { return false }
+        guard Int32(size.ws_row) != getmaxy(window) || Int32(size.ws_col) != getmaxx(window) else { return false }
+        _ = resizeterm(Int32(size.ws_row), Int32(size.ws_col))
+        invalidate()
+        return true
+    }
+
     /// Rings the terminal bell.
     public func bell() { _ = beep() }
 

@@ -82,6 +82,10 @@ public enum ClientApp {
                     if let screen { screen.handle(chat) } else { opening.note(chat) }
                 }
             case .tick:
+                if terminal.followTerminalSize() {
+                    let size = terminal.size
+                    screen?.resize(width: size.width, height: size.height)
+                }
                 screen?.tick()
             case .terminate:
                 screen?.quit()
