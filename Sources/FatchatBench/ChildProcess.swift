@@ -62,7 +62,13 @@ final class Child: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if output.contains(line) { return true }
-            if !process.isRunning { return output.contains(line) }
+            if !process.isRunning {
+                // Its last lines may still be on their way from the pipe: wait for the reader to reach
+                // the end (and leave the signal for `finish`), or a child that says "done" and exits at
+                // once would count as failed.
+                if finishedReading.wait(timeout: .now() + 5) == .success { finishedReading.signal() }
+                return output.contains(line)
+            }
             usleep(2_000)
         }
         return false

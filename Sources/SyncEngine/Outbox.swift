@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import RecordStore
 
 /// The state of one outgoing change, as the app can see it.
@@ -65,6 +66,8 @@ struct Outbox: Sendable {
     static let itemType = "OutboxItem"
 
     let database: RecordDatabase
+    /// Records already decoded from their outbox text, by the outbox record's name and change tag.
+    private let decoded = DecodedRecords()
 
     init(database: RecordDatabase) throws {
         self.database = database
@@ -233,8 +236,14 @@ struct Outbox: Sendable {
             if let text = item["record"]?.stringValue {
                 let sidecar = PendingRecord.Sidecar(assets: item["assets"]?.listValue?.compactMap(\.assetValue) ?? [],
                                                     bytes: item["bytes"]?.listValue?.compactMap(\.bytesValue) ?? [])
-                guard let kept = PendingRecord(text: text)?.record(type: type, id: target, sidecar: sidecar) else { return nil }
-                record = kept
+                let key = "\(item.recordID.recordName)\u{0}\(item.recordChangeTag ?? "")"
+                if let known = decoded[key] {
+                    record = known
+                } else {
+                    guard let kept = PendingRecord(text: text)?.record(type: type, id: target, sidecar: sidecar) else { return nil }
+                    decoded[key] = kept
+                    record = kept
+                }
             } else {
                 record = Self.legacyRecord(item, type: type, id: target)
             }
@@ -254,5 +263,25 @@ struct Outbox: Sendable {
         }
         return OutboxEntry(recordID: target, recordType: type, operation: op, state: state, record: record,
                            savePolicy: policy, createsOnly: item["createOnly"]?.int64Value == 1, subscription: subscription, item: item)
+    }
+}
+
+/// The outbox's decoded records, so that an entry the send loop lists again and again
+/// (while it waits, or while later batches go out) is parsed from its text once.
+///
+/// A key holds the outbox record's change tag, which a replaced entry changes, so a
+/// stale record is never handed out. Cleared whole when full: the cache only saves work.
+final class DecodedRecords: Sendable {
+    private let records = Mutex<[String: Record]>([:])
+    private static let capacity = 4096
+
+    subscript(key: String) -> Record? {
+        get { records.withLock { $0[key] } }
+        set {
+            records.withLock { records in
+                if records.count >= Self.capacity { records.removeAll(keepingCapacity: true) }
+                records[key] = newValue
+            }
+        }
     }
 }
