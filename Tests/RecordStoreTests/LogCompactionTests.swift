@@ -300,3 +300,50 @@ struct LogCompactionTests {
         #expect(problems.isEmpty, "\(problems.prefix(5))")
     }
 }
+
+extension MultiProcessTests {
+    /// Compaction seen from another process.
+    @Suite(.serialized)
+    struct LogCompactionProcessTests {
+        @Test("Fresh reader processes started while a writer saves and compacts each find a whole prefix of its records, each created once")
+        func readerProcessesDuringCompaction() async throws {
+            let directory = try TemporaryDirectory()
+            let containerURL = directory.path("container"), writerDirectory = directory.path("writer")
+            // The writer makes the container before any reader looks at it.
+            _ = try LogCompactionTests.open(container: containerURL, privateDirectory: writerDirectory)
+            let total = 150
+            let writer = Task.detached { () throws -> Int in
+                let container = try LogCompactionTests.open(container: containerURL, privateDirectory: writerDirectory)
+                var compactions = 0
+                for index in 0..<total {
+                    var record = RecordStore.Record(recordType: "Item", recordID: RecordID(recordName: "c-\(index)"))
+                    for version in 0..<3 {
+                        record["v"] = .int64(Int64(version))
+                        record = try container.publicDatabase.save(record)
+                    }
+                    if index % 3 == 2, try container.compactOwnLog() != nil { compactions += 1 }
+                }
+                return compactions
+            }
+            var reports: [Fixture.CheckReport] = []
+            var readers = 0
+            repeat {
+                readers += 1
+                let lines = try await Fixture.run(LogProcessTests.arguments("check", containerURL.path,
+                                                                            privateDir: directory.path("reader-\(readers)").path))
+                reports.append(try JSONDecoder().decode(Fixture.CheckReport.self, from: Data((lines.last ?? "").utf8)))
+            } while !(reports.last.map { $0.present.count == total } ?? false) && readers < 40
+            let compactions = try await writer.value
+            #expect(compactions == total / 3)
+            // Readers that found some but not all records ran while the writer was saving and compacting.
+            print("readers found \(reports.map(\.present.count)) of \(total) records")
+            for (index, report) in reports.enumerated() {
+                let expected = Set((0..<report.present.count).map { "c-\($0)" })
+                #expect(Set(report.present) == expected, "reader \(index + 1) saw \(report.present.sorted())")
+                #expect(report.duplicated.isEmpty)
+                #expect(report.createdEntries == report.present.count)
+            }
+            #expect(reports.last?.present.count == total)
+        }
+    }
+}
