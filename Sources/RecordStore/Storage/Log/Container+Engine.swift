@@ -10,6 +10,16 @@ extension Container {
         return recorded
     }
 
+    /// Rewrites this client's own log without what no reader needs (see `LogCompaction`), for a `log`
+    /// container; returns its size in bytes before and after, or nil if there is no log of this client's to compact.
+    @discardableResult
+    public func compactOwnLog() throws -> (before: Int64, after: Int64)? {
+        guard engine == .log, let storage = try ((publicDatabase.storage as? LazyStorage)?.storage() ?? publicDatabase.storage) as? LogStorage else {
+            return nil
+        }
+        return try storage.compactOwnLog()
+    }
+
     /// Reads what is new in the other clients' logs into this client's cache, for a `log` container;
     /// does nothing for a `sqlite` one. The sync engine's change signal does this on every poll.
     @discardableResult

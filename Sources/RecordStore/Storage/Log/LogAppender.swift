@@ -7,13 +7,21 @@ import Synchronization
 /// before `append` returns, so a caller that clears its outbox afterwards
 /// loses nothing. A tail that a crash left torn is cut off when the log is
 /// opened again: only this client writes the file, and readers stop there anyway.
+/// `compact` replaces the file with a smaller one (see `LogCompaction`).
 final class LogAppender: Sendable {
-    let header: LogHeader
     /// The file's name in its directory.
     let name: String
-    private let state: Mutex<(fd: Int32, end: Int64)>
+    private let state: Mutex<State>
     /// The newest clock stamp in the file when it was opened.
     let latestTime: HybridTime?
+    /// Whether the log, as it was opened, is big enough and compacts well enough to compact on its own.
+    let isWorthCompacting: Bool
+
+    private struct State {
+        var fd: Int32
+        var end: Int64
+        var header: LogHeader
+    }
 
     /// Opens or creates `<client>.log` in `directory`, a directory this user owns.
     init(in directory: DirectoryHandle, client: UUID, account: String, mode: mode_t) throws {
@@ -27,13 +35,15 @@ final class LogAppender: Sendable {
             guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
                 throw StoreError(.badContainer, "\(directory.path(of: name)) is not a regular file; it was left untouched.")
             }
+            // A compaction a crash interrupted left this behind; the log itself is whole either way.
+            _ = unlinkat(directory.fd, LogCompaction.temporaryName(for: client), 0)
             let expected = LogHeader(client: client, account: account, generation: 0)
             if info.st_size == 0 {
                 let bytes = LogFormat.encode(expected)
                 try Self.write(bytes, to: fd, path: directory.path(of: name))
-                header = expected
                 latestTime = nil
-                state = Mutex((fd, Int64(bytes.count)))
+                isWorthCompacting = false
+                state = Mutex(State(fd: fd, end: Int64(bytes.count), header: expected))
                 return
             }
             guard case .success(let (found, headerSize)) = LogFileReader.header(of: fd),
@@ -47,9 +57,14 @@ final class LogAppender: Sendable {
                     throw StoreError(.serviceUnavailable, "Cannot cut the torn end off \(directory.path(of: name)): \(DirectoryHandle.reason(errno)).")
                 }
             }
-            header = found
             latestTime = scan.entries.map(\.time).max()
-            state = Mutex((fd, scan.end))
+            // The scan is in hand already, so weighing the automatic trigger costs only an encoding, and only past the floor.
+            if scan.end >= LogCompaction.automaticMinimum, let compacted = try? LogCompaction.bytes(scan.entries, header: found) {
+                isWorthCompacting = LogCompaction.isWorthIt(size: scan.end, compacted: Int64(compacted.count))
+            } else {
+                isWorthCompacting = false
+            }
+            state = Mutex(State(fd: fd, end: scan.end, header: found))
         } catch {
             close(fd)
             throw error
@@ -62,6 +77,62 @@ final class LogAppender: Sendable {
 
     /// The offset just past the last entry written.
     var end: Int64 { state.withLock { $0.end } }
+
+    /// The file's header; its generation goes up with each compaction.
+    var header: LogHeader { state.withLock { $0.header } }
+
+    /// Rewrites the log as `LogCompaction` describes and renames the new file over it, holding off appends
+    /// meanwhile; returns the sizes before and after. `directory` is the one the log was opened in.
+    @discardableResult
+    func compact(in directory: DirectoryHandle) throws -> (before: Int64, after: Int64) {
+        try state.withLock { state in
+            let path = directory.path(of: name)
+            guard case .success(let (_, headerSize)) = LogFileReader.header(of: state.fd) else {
+                throw StoreError(.serviceUnavailable, "Cannot read the header of \(path) back; it was not compacted.")
+            }
+            let scan = LogFileReader.scan(state.fd, from: Int64(headerSize))
+            // Only this writer appends, so its log reads to the end it knows; anything else and the file is left as it is.
+            guard scan.stop == .caughtUp, scan.end == state.end else {
+                throw StoreError(.serviceUnavailable, "\(path) does not read back to its end (\(scan.stop)); it was not compacted.")
+            }
+            var header = state.header
+            header.generation += 1
+            let bytes = try LogCompaction.bytes(scan.entries, header: header)
+            var info = stat()
+            guard fstat(state.fd, &info) == 0 else {
+                throw StoreError(.serviceUnavailable, "Cannot stat \(path): \(DirectoryHandle.reason(errno)).")
+            }
+            let temporary = LogCompaction.temporaryName(for: header.client)
+            _ = unlinkat(directory.fd, temporary, 0)
+            let fd = openat(directory.fd, temporary, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, info.st_mode & 0o777)
+            guard fd >= 0 else {
+                throw StoreError(.serviceUnavailable, "Cannot make \(directory.path(of: temporary)): \(DirectoryHandle.reason(errno)).")
+            }
+            do {
+                // The mode passed to openat went through the umask; the log keeps the mode it had.
+                guard fchmod(fd, info.st_mode & 0o777) == 0 else {
+                    throw StoreError(.serviceUnavailable, "Cannot set the mode of \(directory.path(of: temporary)): \(DirectoryHandle.reason(errno)).")
+                }
+                try Self.write(bytes, to: fd, path: directory.path(of: temporary))
+                guard renameat(directory.fd, temporary, directory.fd, name) == 0 else {
+                    throw StoreError(.serviceUnavailable, "Cannot rename the compacted log over \(path): \(DirectoryHandle.reason(errno)).")
+                }
+            } catch {
+                close(fd)
+                _ = unlinkat(directory.fd, temporary, 0)
+                throw error
+            }
+            // The name now holds the new file: append there from here on, whatever the directory sync says.
+            close(state.fd)
+            let before = state.end
+            state = State(fd: fd, end: Int64(bytes.count), header: header)
+            // Without this a crash could bring the old name back and lose what is appended to the new file.
+            guard fsync(directory.fd) == 0 else {
+                throw StoreError(.serviceUnavailable, "Cannot make the rename of \(path) durable: \(DirectoryHandle.reason(errno)).")
+            }
+            return (before, state.end)
+        }
+    }
 
     /// Appends the entries and waits until they are on disk; returns the offsets before and after them.
     @discardableResult

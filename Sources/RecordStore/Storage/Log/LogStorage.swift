@@ -102,9 +102,18 @@ final class LogStorage: RecordStorage {
             if let slot { return slot }
             let appender = try LogAppender(in: ownDirectory.handle, client: self.slot.client, account: account, mode: logFileMode)
             if let latest = appender.latestTime { clock.observe(latest) }
+            // The automatic trigger, weighed once per process when the log is opened. A failed compaction
+            // leaves the log as it was, so it does not stop the write; the next opening tries again.
+            if appender.isWorthCompacting { _ = try? appender.compact(in: ownDirectory.handle) }
             slot = appender
             return appender
         }
+    }
+
+    /// Compacts this client's own log (see `LogCompaction`); nil if this client has never written one.
+    func compactOwnLog() throws -> (before: Int64, after: Int64)? {
+        guard try ownDirectory.handle.status(LogDirectory.fileName(for: slot.client)) != nil else { return nil }
+        return try ownLog().compact(in: ownDirectory.handle)
     }
 
     /// A change signal that polls the logs first: a poll that applied anything is a change.
