@@ -68,6 +68,40 @@ struct FilesystemEngineTests {
         #expect(oldDoctor.lines.contains { $0.hasPrefix("warning:") && $0.contains("fatchat admin migrate-to-logs") }, "\(oldDoctor.lines)")
     }
 
+    /// smbnetfs answers `link()` with EPERM; a preloaded shim makes every `link` do the same here, and `init`
+    /// and the first post must still make every file, renamed into place instead.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/cc"), "needs cc, to build the shim"))
+    func initAndPostWorkWhereLinkIsRefused() async throws {
+        let root = URL(fileURLWithPath: "/tmp/fatchat-nolink-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let source = root.appendingPathComponent("nolink.c"), shim = root.appendingPathComponent("nolink.so")
+        try Data("""
+            #include <errno.h>
+            int linkat(int a, const char *b, int c, const char *d, int e) { (void)a; (void)b; (void)c; (void)d; (void)e; errno = EPERM; return -1; }
+            int link(const char *a, const char *b) { (void)a; (void)b; errno = EPERM; return -1; }
+            """.utf8).write(to: source)
+        let cc = Process()
+        cc.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+        cc.arguments = ["-shared", "-fPIC", "-o", shim.path, source.path]
+        try cc.run()
+        cc.waitUntilExit()
+        try #require(cc.terminationStatus == 0)
+        let env = ["LD_PRELOAD": shim.path, "XDG_DATA_HOME": root.appendingPathComponent("xdg").path]
+        for (name, engine) in [("logs", "log"), ("single", "sqlite")] {
+            let container = root.appendingPathComponent(name).path
+            let made = try await fatchat(["init", container, "--engine", engine], environment: env)
+            #expect(made.termination == .success, "\(engine): \(made.errorText)")
+            #expect(FileManager.default.fileExists(atPath: container + "/container.json"))
+            #expect(try await fatchat(["post", "--container", container, "general", "no links"], environment: env).termination == .success)
+            let read = try await fatchat(["read", "--container", container, "general"], environment: env)
+            #expect(read.lines.contains { $0.hasSuffix("no links") }, "\(engine): \(read.lines) \(read.errorText)")
+            // No temporary file is left behind.
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: container).filter { $0.hasPrefix(".") }
+            #expect(leftovers.isEmpty, "\(leftovers)")
+        }
+    }
+
     private struct Finished {
         var termination: WorkerProcess.Termination
         var lines: [String]
