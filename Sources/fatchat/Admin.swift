@@ -102,7 +102,9 @@ struct Admin: ParsableCommand {
             do {
                 database = try global.openContainer(create: false).publicDatabase
             } catch let error as StoreError where error.code == .badDatabase {}
-            var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL, naming: .fatchat)
+            // A log container has no shared file to check (one made by migration keeps only its backup).
+            let engine = (try? ContainerSummary.read(global.containerURL, naming: .fatchat))?.engine
+            var problems = engine == .log ? [] : try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL, naming: .fatchat)
             if let database { problems += try OrphanCheck.problems(database) }
             if problems.isEmpty {
                 Output.line("ok")

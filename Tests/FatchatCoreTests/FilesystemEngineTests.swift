@@ -23,6 +23,10 @@ struct FilesystemEngineTests {
         #expect(try await fatchat(["post", "--container", log, "general", "hi"]).termination == .success)
         let logDoctor = try await fatchat(["doctor", log])
         #expect(logDoctor.lines.contains("log writers  1 (1 account)"), "\(logDoctor.lines)")
+        // A log container has no shared file, and the check does not ask for one.
+        #expect(!FileManager.default.fileExists(atPath: log + "/public.sqlite"))
+        let check = try await fatchat(["admin", "check", "--container", log])
+        #expect(check.termination == .success && check.lines == ["ok"], "\(check.lines) \(check.errorText)")
     }
 
     @Test("init, refusal, override and doctor on real sshfs and bindfs mounts",
