@@ -28,6 +28,11 @@ struct MigrateToLogsTests {
         let hashes = try FileManager.default.contentsOfDirectory(atPath: container + "/assets").filter { !$0.hasPrefix(".") }
         #expect(hashes.count == 1)
 
+        // A member may not write logs in others' names: with bob's records in it, alice is told to run it as root.
+        let refused = try await run(Self.alice, ["admin", "migrate-to-logs", container])
+        #expect(refused.termination != .success && refused.errorText.contains("as root"), "\(refused.errorText)")
+        #expect(try String(contentsOfFile: container + "/container.json", encoding: .utf8).contains("\"sqlite\""))
+
         let migrate = try await run("root", ["admin", "migrate-to-logs", container])
         #expect(migrate.termination == .success, "\(migrate.errorText)")
         #expect(migrate.errorText.contains("created by _"), "progress lines on stderr: \(migrate.errorText)")
