@@ -65,9 +65,9 @@ import Testing
         #expect(FilesystemKind.classify(statfsType: fuse, mountType: nil) == .otherFUSE("fuse"))
         #expect(FilesystemKind.classify(statfsType: 0x6969, mountType: "nfs4") == .nfs)
         #expect(FilesystemKind.classify(statfsType: 0xFF53_4D42, mountType: "cifs") == .cifs)
-        #expect(FilesystemKind.classify(statfsType: 0x0102_1997, mountType: "9p") == .ninePea)
+        #expect(FilesystemKind.classify(statfsType: 0x0102_1997, mountType: "9p") == .v9fs)
         #expect(FilesystemKind.classify(statfsType: 0xEF53, mountType: "ext4") == .local("ext4"))
-        for kind in [FilesystemKind.sshfs, .glusterfs, .smbnetfs, .bindfs, .nfs, .cifs, .ninePea, .otherFUSE("fuse")] {
+        for kind in [FilesystemKind.sshfs, .glusterfs, .smbnetfs, .bindfs, .nfs, .cifs, .v9fs, .otherFUSE("fuse")] {
             #expect(kind.isNetwork, "\(kind)")
         }
         #expect(!FilesystemKind.local("ext4").isNetwork)

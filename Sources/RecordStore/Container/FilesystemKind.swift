@@ -14,7 +14,8 @@ public enum FilesystemKind: Sendable, Equatable {
     case otherFUSE(String)
     case nfs
     case cifs
-    case ninePea
+    /// 9p (v9fs): a host directory shared into a virtual machine, or a Plan 9 file server.
+    case v9fs
     /// Another filesystem whose locks and caches cannot be trusted across machines (Ceph, Lustre, AFS, …).
     case otherNetwork(String)
 
@@ -29,7 +30,7 @@ public enum FilesystemKind: Sendable, Equatable {
         case .otherFUSE(let type): type
         case .nfs: "nfs"
         case .cifs: "cifs"
-        case .ninePea: "9p"
+        case .v9fs: "9p"
         case .otherNetwork(let type): type
         }
     }
@@ -55,7 +56,7 @@ public enum FilesystemKind: Sendable, Equatable {
         }
         if statfsType == 0x6969 || type == "nfs" || type == "nfs4" { return .nfs }
         if [0xFF53_4D42, 0xFE53_4D42, 0x517B].contains(statfsType) || type == "cifs" || type == "smb3" || type == "smbfs" { return .cifs }
-        if statfsType == 0x0102_1997 || type == "9p" { return .ninePea }
+        if statfsType == 0x0102_1997 || type == "9p" { return .v9fs }
         if JournalMode.networkFilesystemMagics.contains(statfsType) || ["ceph", "lustre", "afs", "gpfs", "ocfs2", "gfs2"].contains(type) {
             return .otherNetwork(type.isEmpty ? "0x" + String(statfsType, radix: 16) : type)
         }

@@ -37,7 +37,8 @@ public struct MountTable: Sendable, Equatable {
         var mounts: [Mount] = []
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-            guard fields.count >= 10, let dash = fields.firstIndex(of: "-"), dash >= 6, fields.count >= dash + 3 else { continue }
+            // The separator comes after the six fixed fields and any optional ones.
+            guard fields.count >= 10, let dash = fields[6...].firstIndex(of: "-"), fields.count >= dash + 3 else { continue }
             let mountPoint = unescape(fields[4])
             guard mountPoint.hasPrefix("/") else { continue }
             let options = fields[5].split(separator: ",").map(String.init)
