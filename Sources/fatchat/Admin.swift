@@ -6,7 +6,7 @@ import RecordStore
 struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The dashboard: record types, queries, subscriptions, index marks, checks.",
-        subcommands: [Types.self, QueryRecords.self, ListSubscriptions.self, Index.self, Check.self, Reset.self])
+        subcommands: [Types.self, QueryRecords.self, ListSubscriptions.self, Index.self, Check.self, Reset.self, MigrateToLogs.self])
 
     struct Types: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "List record types, their counts and fields, and index marks.")
@@ -102,7 +102,9 @@ struct Admin: ParsableCommand {
             do {
                 database = try global.openContainer(create: false).publicDatabase
             } catch let error as StoreError where error.code == .badDatabase {}
-            var problems = try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL, naming: .fatchat)
+            // A log container has no shared file to check (one made by migration keeps only its backup).
+            let engine = (try? ContainerSummary.read(global.containerURL, naming: .fatchat))?.engine
+            var problems = engine == .log ? [] : try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL, naming: .fatchat)
             if let database { problems += try OrphanCheck.problems(database) }
             if problems.isEmpty {
                 Output.line("ok")

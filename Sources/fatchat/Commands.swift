@@ -38,8 +38,8 @@ struct Init: ReportingCommand {
     @Argument(help: "The directory to make the container in.") var directory: String
     @Option(help: "The group whose members may use the container.") var group: String?
     @Flag(name: .customLong("public"), help: "Let every local user read the container (2775, files 0664, assets 0644).") var readableByOthers = false
-    @Option(help: "sqlite: one shared SQLite file. log: one append-only log per client, replayed into a cache of each user's own (for network filesystems; it works on a local disk too).")
-    var engine: StorageEngine = .sqlite
+    @Option(help: "sqlite: one shared SQLite file. log: one append-only log per client, replayed into a cache of each user's own (for network filesystems; it works on a local disk too). Default: log on a network filesystem, sqlite on a local one; sqlite on a network filesystem is refused unless --fs-mode local.")
+    var engine: StorageEngine?
 
     func execute() throws {
         let url = URL(fileURLWithPath: directory)

@@ -12,10 +12,10 @@ struct Fatchat: ParsableCommand {
         abstract: "A terminal chat for people who share a machine or a network filesystem.",
         discussion: """
             With no subcommand, fatchat opens the full-screen client on the container.
-            Exit codes: 0 success; 1 an error (the message says what); 3 the bot ended with \
+            Exit codes: 0 success; 1 an error (the message says what); 2 doctor found something to fix; 3 the bot ended with \
             messages still queued; 64 bad command-line usage.
             """,
-        subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Profile.self, Whois.self, Admin.self],
+        subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Profile.self, Whois.self, Doctor.self, Admin.self],
         defaultSubcommand: Chat.self)
 }
 
@@ -48,6 +48,7 @@ struct GlobalOptions: ParsableArguments {
         let named = container != nil || !(ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"] ?? "").isEmpty
         var options = Container.Options(create: create && !named, naming: .fatchat)
         options.opensPublicDatabaseOnFirstUse = publicOnFirstUse
+        options.refusesSingleFileOnNetwork = true
         if let fsMode {
             guard let mode = JournalMode(rawValue: fsMode) else {
                 throw ValidationError("--fs-mode is 'local' or 'network', not '\(fsMode)'.")

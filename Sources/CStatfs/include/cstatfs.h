@@ -4,4 +4,8 @@
 /// The `f_type` magic of the filesystem holding `path`, from statfs(2); 0 when the call fails.
 unsigned long fatchat_filesystem_type(const char *path);
 
+/// renameat2(2) with RENAME_NOREPLACE: renames only if `newpath` does not exist. Returns 0 or -1 with errno
+/// (EEXIST when it exists; EINVAL or ENOSYS where the filesystem or kernel lacks the flag).
+int fatchat_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
 #endif

@@ -25,6 +25,9 @@ public final class Container: Sendable {
         public var opensPublicDatabaseOnFirstUse = false
         /// The engine a container this open creates gets; when opening, the engine the container must have (nil: whichever it has).
         public var engine: StorageEngine?
+        /// Refuse a `sqlite` container on a network filesystem (detected, not overridden with `mode = .local`),
+        /// where one shared file loses messages; the error names `naming.migrateCommand`.
+        public var refusesSingleFileOnNetwork = false
 
         public init(mode: JournalMode? = nil, create: Bool = true, privateDataDirectory: URL? = nil, naming: ContainerNaming = ContainerNaming()) {
             self.mode = mode
@@ -56,6 +59,13 @@ public final class Container: Sendable {
         let user = UserIdentity.current
         let descriptor = try ContainerDirectory.open(url, creating: options.create ? options.access : nil, naming: options.naming) {
             ContainerDescriptor.new(for: url, mode: options.mode, engine: options.engine)
+        }
+        if options.refusesSingleFileOnNetwork, options.mode != .local, (descriptor.engine ?? .sqlite) == .sqlite {
+            let filesystem = Filesystem.detect(for: url)
+            if filesystem.isNetwork {
+                let migrate = options.naming.migrateCommand.map { "Convert it to the log engine with `\($0) \(url.path)`" } ?? "Convert it to the log engine"
+                throw StoreError(.badContainer, "The container \(url.path) keeps its public database in one shared SQLite file, but it lives on \(filesystem.kind.name), a network filesystem, where one shared file loses or corrupts messages. \(migrate) (every member's queued messages are kept). If only this one mount ever uses it, open it with \(options.naming.choosing(.local)).")
+            }
         }
         let detected = options.mode ?? JournalMode.detect(for: url)
         let publicPath = url.appendingPathComponent(ContainerDirectory.databaseName).path

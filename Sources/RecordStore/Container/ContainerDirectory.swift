@@ -35,8 +35,12 @@ enum ContainerDirectory {
         if try directory.status(assetsName) == nil {
             _ = try directory.makeDirectory(assetsName, mode: access.directoryMode, group: access.group)
         }
-        try DatabaseFile.create(databaseName, in: directory, mode: access.databaseMode, group: access.group)
-        let descriptor = try ContainerDescriptor.create(propose(), in: directory, mode: access.descriptorMode, group: access.group, naming: naming)
+        let proposed = propose()
+        // A log container never opens the shared file, and making it would take SQLite locks on a filesystem that may not keep them.
+        if proposed.engine != .log {
+            try DatabaseFile.create(databaseName, in: directory, mode: access.databaseMode, group: access.group)
+        }
+        let descriptor = try ContainerDescriptor.create(proposed, in: directory, mode: access.descriptorMode, group: access.group, naming: naming)
         // Members may write the directory only once everything in it is made.
         if madeDirectory { try directory.give(mode: access.directoryMode, group: access.group) }
         return descriptor

@@ -16,15 +16,19 @@ public struct ContainerNaming: Sendable, Equatable {
     public var journalModeOption: String?
     /// The command that lists damaged rows and foreign schema objects, such as `fatchat admin check`; nil names the API.
     public var checkCommand: String?
+    /// The command that turns a single-file container into logs, such as `fatchat admin migrate-to-logs`; nil: none is named.
+    public var migrateCommand: String?
 
     /// Names for a program; the defaults name RecordStore itself.
     public init(programName: String = "RecordStore", dataDirectoryName: String = "recordstore",
-                createCommand: String? = nil, journalModeOption: String? = nil, checkCommand: String? = nil) {
+                createCommand: String? = nil, journalModeOption: String? = nil, checkCommand: String? = nil,
+                migrateCommand: String? = nil) {
         self.programName = programName
         self.dataDirectoryName = dataDirectoryName
         self.createCommand = createCommand
         self.journalModeOption = journalModeOption
         self.checkCommand = checkCommand
+        self.migrateCommand = migrateCommand
     }
 
     /// How to list a container's damaged rows, as code to quote: the command, or the API call.

@@ -1,3 +1,4 @@
+import CStatfs
 import Foundation
 
 /// An open directory whose entries are reached by name relative to it, never through a symlink.
@@ -101,11 +102,29 @@ final class DirectoryHandle {
         return file
     }
 
-    /// Links `name` as `target`; false when `target` exists already, which is left as it is.
+    /// Puts the finished file `name` in place as `target`; false when `target` exists already, which is left as it is.
+    ///
+    /// `link(2)` is the first choice: it never replaces anything. Some network
+    /// filesystems have no hard links (smbnetfs gives EPERM); there the file is
+    /// renamed with `RENAME_NOREPLACE` or, where that flag is unknown too, renamed
+    /// onto a name just checked to be free, under the directory lock callers hold.
+    /// Either way `name` may be gone afterwards; callers remove it regardless.
     func link(_ name: String, as target: String) throws -> Bool {
         if linkat(fd, name, fd, target, 0) == 0 { return true }
-        if errno == EEXIST { return false }
-        throw StoreError(.permissionFailure, "Cannot create \(path(of: target)): \(Self.reason(errno)).")
+        let code = errno
+        if code == EEXIST { return false }
+        guard [EPERM, EOPNOTSUPP, ENOSYS, EMLINK].contains(code) else {
+            throw StoreError(.permissionFailure, "Cannot create \(path(of: target)): \(Self.reason(code)).")
+        }
+        if fatchat_rename_noreplace(fd, name, fd, target) == 0 { return true }
+        let renameCode = errno
+        if renameCode == EEXIST { return false }
+        guard [EINVAL, ENOSYS, EOPNOTSUPP, EPERM].contains(renameCode) else {
+            throw StoreError(.permissionFailure, "Cannot create \(path(of: target)): \(Self.reason(renameCode)).")
+        }
+        if try status(target) != nil { return false }
+        try rename(name, to: target)
+        return true
     }
 
     /// Renames `name` to `target`, replacing whatever entry `target` was (a symlink is replaced, not followed).

@@ -215,11 +215,14 @@ final class NetworkConnections: SQLiteConnections {
     /// breaking those live locks let two writers commit at once.
     private func breakStaleLock(_ watch: inout LockWatch) {
         let lock = settings.path + ".lock"
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: lock),
-              let modified = attributes[.modificationDate] as? Date else {
+        // lstat, not FileManager.attributesOfItem: Foundation also lists the file's extended
+        // attributes, and smbnetfs stalls on listxattr for seconds and then fails with EIO.
+        var info = stat()
+        guard lstat(lock, &info) == 0 else {
             watch = LockWatch()
             return
         }
+        let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1_000_000_000)
         guard watch.modified == modified, let since = watch.since else {
             watch = LockWatch(modified: modified, since: Date())
             return

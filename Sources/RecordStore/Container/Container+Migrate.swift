@@ -1,0 +1,198 @@
+import Foundation
+import GRDB
+
+extension Container {
+    /// What `migrateToLogs` did.
+    public struct Migration: Sendable, Equatable {
+        /// Records written to logs, by creator account.
+        public var records: [String: Int] = [:]
+        /// Rows of the shared file that did not decode or could not be logged, skipped as `admin check` would list them.
+        public var skipped = 0
+        /// Where the shared file was kept, for a backup.
+        public var backup: String?
+    }
+
+    /// Turns a `sqlite` container into a `log` one without losing a record.
+    ///
+    /// Every record of `public.sqlite` becomes a save in a log of its creator's
+    /// own, `logs/_<uid>_<name>/<id>.log`, made by this process and then given to
+    /// that account: replay accepts an entry only from a log its account owns,
+    /// so no reader has to trust a log that speaks for others. Hence the caller
+    /// must be root, or the creator of every record. The write lock on the
+    /// shared file is held throughout, so no commit slips in between reading it
+    /// and switching `container.json` to `log`, which is done last, by rename.
+    /// The shared file is then kept as `public.sqlite.migrated`. A run cut short
+    /// leaves a `sqlite` container that works as before; the logs it wrote have
+    /// names derived from the container and the account, so running it again
+    /// replaces them instead of adding copies.
+    public static func migrateToLogs(at url: URL, naming: ContainerNaming = ContainerNaming(),
+                                     progress: (String) -> Void = { _ in }) throws -> Migration {
+        let directory = try DirectoryHandle(path: url.path, followingLink: true, naming: naming)
+        guard var descriptor = try ContainerDescriptor.read(in: directory, naming: naming) else {
+            throw StoreError(.badContainer, "\(url.path) is not a \(naming.programName) container (it has no \(ContainerDescriptor.fileName)).")
+        }
+        guard (descriptor.engine ?? .sqlite) == .sqlite else {
+            throw StoreError(.invalidArguments, "\(url.path) uses the log engine already; there is nothing to migrate.")
+        }
+        guard try directory.status(ContainerDirectory.databaseName) != nil else {
+            throw StoreError(.badContainer, "\(url.path) has no \(ContainerDirectory.databaseName) to migrate; put it back from a backup.")
+        }
+        let assets = url.appendingPathComponent(ContainerDirectory.assetsName, isDirectory: true)
+        let storage = try SQLiteStorage(path: directory.path(of: ContainerDirectory.databaseName), assetsDirectory: assets,
+                                        mode: descriptor.mode, naming: naming)
+        let network = Filesystem.detect(for: url).isNetwork
+        var migration = Migration()
+        progress("Holding the write lock on \(storage.path) while it is read.")
+        try storage.write { writer in
+            guard let access = writer as? SQLiteAccess else {
+                throw StoreError(.internalError, "The shared file handed out a writer this migration does not know.")
+            }
+            let (byAccount, skipped) = try readRecords(access.db)
+            migration.skipped = skipped
+            let me = geteuid()
+            let others = byAccount.keys.filter { LogDirectory.uid(inAccount: $0) != me }.sorted()
+            if me != 0, !others.isEmpty {
+                throw StoreError(.permissionFailure, "Records in \(url.path) were created by \(others.count) other account\(others.count == 1 ? "" : "s") (\(others.prefix(3).joined(separator: ", "))), and each must go into a log that account owns. Run the migration as root.")
+            }
+            let hadLogs = try directory.status(LogDirectory.name) != nil
+            let logs = try LogDirectory.open(in: directory)
+            // Made by root for a container someone else owns: theirs, as if their first client had made it.
+            if !hadLogs, me == 0 {
+                let owner = try directory.status().st_uid
+                if owner != 0, fchown(logs.fd, owner, gid_t.max) != 0, !network {
+                    throw StoreError(.permissionFailure, "Cannot give \(logs.path) to the container's owner: \(DirectoryHandle.reason(errno)).")
+                }
+            }
+            for account in byAccount.keys.sorted() {
+                let entries = byAccount[account] ?? []
+                try writeLog(entries, account: account, in: logs, container: descriptor.identifier, network: network)
+                migration.records[account] = entries.count
+                progress("Wrote \(entries.count) record\(entries.count == 1 ? "" : "s") created by \(account).")
+            }
+            descriptor.engine = .log
+            try switchDescriptor(descriptor, in: directory)
+            progress("\(ContainerDescriptor.fileName) now says the log engine.")
+        }
+        let backup = ContainerDirectory.databaseName + ".migrated"
+        if try directory.status(backup) == nil {
+            for suffix in ["", "-wal", "-shm", "-journal"] where try directory.status(ContainerDirectory.databaseName + suffix) != nil {
+                try directory.rename(ContainerDirectory.databaseName + suffix, to: backup + suffix)
+            }
+            migration.backup = directory.path(of: backup)
+            progress("Kept the old shared file as \(directory.path(of: backup)).")
+        }
+        return migration
+    }
+
+    /// Every record of the shared file as a save by its creator, in the order it was last changed; rows that do not decode are counted.
+    private static func readRecords(_ db: GRDB.Database) throws -> ([String: [LogEntry]], Int) {
+        var byAccount: [String: [LogEntry]] = [:]
+        var skipped = 0
+        let rows = try Row.fetchCursor(db, sql: "SELECT zone, name, type, fields, created, modified, creator, tag FROM record ORDER BY modified, id")
+        while let row = try rows.next() {
+            // The public database has the default zone only, and replay reads no other.
+            guard let zone = String.fromDatabaseValue(row[0]), zone == ZoneID.defaultZoneName, let name = String.fromDatabaseValue(row[1]),
+                  let type = String.fromDatabaseValue(row[2]), let fields = String.fromDatabaseValue(row[3]),
+                  let created = Double.fromDatabaseValue(row[4]), created.isFinite,
+                  let modified = Double.fromDatabaseValue(row[5]), modified.isFinite, modified >= 0,
+                  let creator = String.fromDatabaseValue(row[6]), LogDirectory.uid(inAccount: creator) != nil,
+                  let tag = String.fromDatabaseValue(row[7]) else {
+                skipped += 1
+                continue
+            }
+            // A record's stamp is when it was last changed, so the creator's later edits, made with a
+            // clock at today's time, come after it in every client's order.
+            let time = HybridTime(milliseconds: UInt64(modified * 1000), counter: 0)
+            let entry = LogEntry(account: creator, client: UUID(), time: time,
+                                 recordID: RecordID(recordName: name, zoneID: ZoneID(zoneName: zone)),
+                                 change: .save(LogEntry.Saved(recordType: type, fields: fields, created: created,
+                                                              modified: modified, changeTag: tag)))
+            var probe: [UInt8] = []
+            guard (try? LogFormat.encode(entry, into: &probe)) != nil else {
+                skipped += 1
+                continue
+            }
+            byAccount[creator, default: []].append(entry)
+        }
+        return (byAccount, skipped)
+    }
+
+    /// Writes one account's log whole under a temporary name, gives it to the account, and renames it into place.
+    private static func writeLog(_ entries: [LogEntry], account: String, in logs: DirectoryHandle, container: String, network: Bool) throws {
+        guard let uid = LogDirectory.uid(inAccount: account) else { return }
+        let folder: DirectoryHandle
+        if try logs.status(account) == nil {
+            let mode = S_ISGID | 0o700 | (try logs.status().st_mode & 0o055)
+            folder = try logs.makeDirectory(account, mode: mode, group: nil)
+            try give(folder.fd, folder.path, to: uid, network: network)
+        } else {
+            folder = try logs.directory(account)
+            let owner = try folder.status().st_uid
+            guard owner == uid || network else {
+                throw StoreError(.badContainer, "\(folder.path) belongs to uid \(owner), not to the account its name gives; move it away and run the migration again.")
+            }
+        }
+        let client = migrationClient(container: container, account: account)
+        var bytes = LogFormat.encode(LogHeader(client: client, account: account, generation: 0))
+        for entry in entries {
+            var stamped = entry
+            stamped.client = client
+            try LogFormat.encode(stamped, into: &bytes)
+        }
+        let name = LogDirectory.fileName(for: client)
+        let temporary = ".\(name).\(UUID().uuidString)"
+        let mode = (try folder.status().st_mode & 0o644) | 0o200
+        let fd = try folder.createFile(temporary, mode: mode, group: nil)
+        defer { folder.remove(temporary) }
+        do {
+            defer { close(fd) }
+            var written = 0
+            while written < bytes.count {
+                let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { throw StoreError(.serviceUnavailable, "Cannot write \(folder.path(of: temporary)): \(DirectoryHandle.reason(errno)).") }
+                written += count
+            }
+            guard fsync(fd) == 0 else { throw StoreError(.serviceUnavailable, "Cannot make \(folder.path(of: temporary)) durable: \(DirectoryHandle.reason(errno)).") }
+            try give(fd, folder.path(of: temporary), to: uid, network: network)
+        }
+        try folder.rename(temporary, to: name)
+    }
+
+    /// Makes `uid` the owner of what this process made; a network filesystem that keeps no owners may refuse, which is harmless there.
+    private static func give(_ fd: Int32, _ path: String, to uid: uid_t, network: Bool) throws {
+        guard uid != geteuid() else { return }
+        if fchown(fd, uid, gid_t.max) != 0, !network {
+            throw StoreError(.permissionFailure, "Cannot give \(path) to uid \(uid): \(DirectoryHandle.reason(errno)).")
+        }
+    }
+
+    /// The client ID of an account's migration log: the same for one container and account every run, so a second run replaces the first's log.
+    static func migrationClient(container: String, account: String) -> UUID {
+        var hash = SHA256()
+        hash.update(Array("migrate-to-logs\u{0}\(container)\u{0}\(account)".utf8))
+        let hex = Array(hash.finalize())
+        let text = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
+        return UUID(uuidString: text) ?? UUID()
+    }
+
+    /// Replaces `container.json` in one rename, so a reader sees the old descriptor or the new one, never half of either.
+    private static func switchDescriptor(_ descriptor: ContainerDescriptor, in directory: DirectoryHandle) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        let data = try encoder.encode(descriptor)
+        let old = try directory.status(ContainerDescriptor.fileName)
+        let temporary = ".\(ContainerDescriptor.fileName).\(UUID().uuidString)"
+        let fd = try directory.createFile(temporary, mode: old.map { $0.st_mode & 0o777 }, group: nil)
+        defer { directory.remove(temporary) }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        if let old, geteuid() == 0 { _ = fchown(fd, old.st_uid, old.st_gid) }
+        close(fd)
+        guard written == data.count, synced else {
+            throw StoreError(.serviceUnavailable, "Cannot write \(directory.path(of: temporary)): \(DirectoryHandle.reason(errno)).")
+        }
+        try directory.rename(temporary, to: ContainerDescriptor.fileName)
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import FatchatCore
+import Foundation
+import RecordStore
+
+extension Admin {
+    /// `fatchat admin migrate-to-logs DIR`: a single-file container becomes a log container, every record kept with its creator.
+    struct MigrateToLogs: ReportingCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "migrate-to-logs",
+            abstract: "Turn a single-file (sqlite engine) container into a log-engine container, losing nothing.",
+            discussion: """
+                Stop every client first. Each record goes into a log owned by its creator's account, so run this as root \
+                when others have posted. container.json switches to the log engine last; the old file is kept as \
+                public.sqlite.migrated. If it is cut short the container works as before, and running it again is safe. \
+                Messages still queued in anyone's outbox go out through the log engine the next time they run Fatchat.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The container directory.") var directory: String
+
+        func execute() throws {
+            let url = URL(fileURLWithPath: directory)
+            let result = try Container.migrateToLogs(at: url, naming: .fatchat) { Output.note($0) }
+            let total = result.records.values.reduce(0, +)
+            Output.line("Migrated \(url.path) to the log engine: \(total) record\(total == 1 ? "" : "s") from \(result.records.count) account\(result.records.count == 1 ? "" : "s").")
+            if result.skipped > 0 {
+                Output.note("\(result.skipped) damaged row\(result.skipped == 1 ? "" : "s") could not be migrated; the backup keeps them (fatchat admin check lists them).")
+            }
+        }
+    }
+}
