@@ -64,7 +64,11 @@ struct GlobalOptions: ParsableArguments {
         configuration.clientName = client
         configuration.resumeFromSavedToken = resume
         // A lock on the shared file then holds up only what needs it, not the queuing of a line.
-        return try ChatClient(container: try openContainer(publicOnFirstUse: true), handle: handle, configuration: configuration)
+        let container = try openContainer(publicOnFirstUse: true)
+        // A log container's cache is only as new as its last poll: a command that reads once reads
+        // everyone's logs first. The full-screen client leaves that to its engine, which polls at once.
+        if client != "tui" { try container.refreshPublicDatabase() }
+        return try ChatClient(container: container, handle: handle, configuration: configuration)
     }
 }
 

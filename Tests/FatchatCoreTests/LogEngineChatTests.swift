@@ -33,11 +33,19 @@ struct LogEngineChatTests {
             #expect(follow.lines.filter { $0.hasSuffix(line) }.count == 1, "\(line) in \(follow.lines); \(follow.errorText)")
         }
 
+        // A one-shot read through a cache that already exists reads the logs first, so it is not stale.
+        follow.killIfRunning()
+        try await post("bob after the follow", as: Self.bob, in: container)
+        let again = try WorkerProcess("read", executable: "fatchat", ["read", "--container", container, "general", "--last", "50"],
+                                      launcher: OSUsers.launcher(for: Self.alice))
+        #expect(try await again.finish(timeout: .seconds(60)) == .success, "\(again.errorText)")
+        #expect(again.lines.filter { $0.hasSuffix("bob after the follow") }.count == 1, "\(again.lines)")
+
         // A reader with a cache of its own replays both logs from the start.
         let read = try WorkerProcess("read", executable: "fatchat", ["read", "--container", container, "general", "--last", "50"],
                                      environment: ["XDG_DATA_HOME": root.appendingPathComponent("reader").path])
         #expect(try await read.finish(timeout: .seconds(60)) == .success, "\(read.errorText)")
-        for line in ["hello from alice"] + lines {
+        for line in ["hello from alice", "bob after the follow"] + lines {
             #expect(read.lines.filter { $0.hasSuffix(line) }.count == 1, "\(line) in \(read.lines)")
         }
 
