@@ -54,7 +54,10 @@ struct GlobalOptions: ParsableArguments {
             }
             options.mode = mode
         }
-        return try Container(url: containerURL, options: options)
+        let opened = try Container(url: containerURL, options: options)
+        // A log container's first poll may be long; a poll that fails here fails again, and is reported, where the command reads.
+        try? CatchUpBar.catchUp(opened)
+        return opened
     }
 
     /// Opens the chat; `client` names where this command keeps its place in the change feed.
