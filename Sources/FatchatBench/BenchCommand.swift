@@ -16,11 +16,12 @@ enum BenchmarkName: String, CaseIterable, ExpressibleByArgument, Sendable {
     case seed, post, delivery, queries
     case firstFrame = "first-frame"
     case idle
+    case log
 }
 
 /// Sizes and selections; `--smoke` replaces the defaults with tiny ones.
 struct BenchSettings: ParsableArguments {
-    @Option(help: "Comma-separated benchmarks to run: seed, post, delivery, queries, first-frame, idle (default: all).")
+    @Option(help: "Comma-separated benchmarks to run: seed, post, delivery, queries, first-frame, idle, log (default: all).")
     var only: String?
     @Flag(help: "A run of a few seconds with tiny sizes, for CI.")
     var smoke = false
@@ -50,6 +51,8 @@ struct BenchSettings: ParsableArguments {
     var frameRuns: Int?
     @Option(help: "Seconds of idle CPU measurement (default 60; smoke 2).")
     var idleSeconds: Double?
+    @Option(help: "Messages in the log a new client catches up from, for the log benchmark (default 1000000; smoke 2000).")
+    var logMessages: Int?
     @Option(help: "Where the JSON results go.")
     var jsonOut = "bench-results.json"
 
@@ -65,6 +68,7 @@ struct BenchSettings: ParsableArguments {
     var depthPages: Int { pick(depth, 1000, 5) }
     var frameRunCount: Int { pick(frameRuns, 10, 2) }
     var idleDuration: Double { pick(idleSeconds, 60, 2) }
+    var logMessageCount: Int { pick(logMessages, 1_000_000, 2_000) }
     var receiverCounts: [Int] {
         (receivers ?? (smoke ? "1,2" : "1,8")).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
@@ -87,7 +91,7 @@ struct BenchSettings: ParsableArguments {
 
     func validate() throws {
         guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
-              queryRunCount > 0, depthPages > 1, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
+              queryRunCount > 0, depthPages > 1, logMessageCount > 0, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
               receiverCounts.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("Sizes must be positive (and --depth at least 2).")
         }
@@ -99,7 +103,7 @@ struct BenchSettings: ParsableArguments {
         ["messages": "\(messageCount)", "channels": "\(channelCount)", "processes": "\(processCount)",
          "postsPerProcess": "\(postCount)", "postRuns": "\(postRunCount)", "deliveryMessages": "\(deliveryCount)",
          "receivers": receiverCounts.map(String.init).joined(separator: ","), "queryRuns": "\(queryRunCount)",
-         "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)",
+         "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "logMessages": "\(logMessageCount)",
          "smoke": "\(smoke)", "container": containerURL.path, "workDir": workURL.path]
     }
 }

@@ -17,12 +17,18 @@ struct ChildStore: ParsableArguments {
     @Option var privateData: String
     @Option(help: "local or network; detected when omitted.")
     var mode: String?
+    @Option(help: "sqlite or log; as the container records when omitted.")
+    var engine: String?
 
     func open() throws -> Container {
         var options = Container.Options(privateDataDirectory: URL(fileURLWithPath: privateData), naming: .fatchat)
         if let mode {
             guard let parsed = JournalMode(rawValue: mode) else { throw ValidationError("--mode is local or network") }
             options.mode = parsed
+        }
+        if let engine {
+            guard let parsed = StorageEngine(rawValue: engine) else { throw ValidationError("--engine is sqlite or log") }
+            options.engine = parsed
         }
         return try Container(url: URL(fileURLWithPath: container), options: options)
     }

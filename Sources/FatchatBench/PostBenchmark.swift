@@ -51,7 +51,7 @@ struct PostBenchmark {
     }
 
     /// What one side of one run measured.
-    private struct Side {
+    struct Side {
         var rate: Double
         var cpuPerMessage: Double
         var missing: Int
@@ -85,7 +85,8 @@ struct PostBenchmark {
     }
 
     /// Releases the children together, times them until the last one is done, and counts what was stored.
-    private func runTogether(_ children: [Child], countStored: () throws -> Int) throws -> Side {
+    /// The log benchmark runs its posters through this too.
+    func runTogether(_ children: [Child], countStored: () throws -> Int) throws -> Side {
         try startTogether(children, timeout: 120)
         let start = Clock.monotonic()
         for child in children where !child.waitFor(line: "done", timeout: 600) {

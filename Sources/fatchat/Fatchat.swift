@@ -55,7 +55,10 @@ struct GlobalOptions: ParsableArguments {
             }
             options.mode = mode
         }
-        return try Container(url: containerURL, options: options)
+        let opened = try Container(url: containerURL, options: options)
+        // A log container's first poll may be long; a poll that fails here fails again, and is reported, where the command reads.
+        try? CatchUpBar.catchUp(opened)
+        return opened
     }
 
     /// Opens the chat; `client` names where this command keeps its place in the change feed.
@@ -64,11 +67,7 @@ struct GlobalOptions: ParsableArguments {
         configuration.clientName = client
         configuration.resumeFromSavedToken = resume
         // A lock on the shared file then holds up only what needs it, not the queuing of a line.
-        let container = try openContainer(publicOnFirstUse: true)
-        // A log container's cache is only as new as its last poll: a command that reads once reads
-        // everyone's logs first. The full-screen client leaves that to its engine, which polls at once.
-        if client != "tui" { try container.refreshPublicDatabase() }
-        return try ChatClient(container: container, handle: handle, configuration: configuration)
+        return try ChatClient(container: try openContainer(publicOnFirstUse: true), handle: handle, configuration: configuration)
     }
 }
 

@@ -51,9 +51,10 @@ enum LogFixture {
     static func apply(_ entries: [LogEntry], to cache: SQLiteStorage) throws {
         try cache.write { writer in
             guard let access = writer as? SQLiteAccess else { throw StoreError(.internalError, "not SQLite") }
-            let replay = LogReplay(access)
-            var touched: Set<RecordID> = []
-            for entry in entries where try replay.remember(entry) { touched.insert(entry.recordID) }
+            // As a poll: a record first seen here settles from memory, one seen before from its stored history.
+            let replay = LogReplay(access, polling: true)
+            var touched: [RecordID] = []
+            for entry in entries where try replay.remember(entry) && !touched.contains(entry.recordID) { touched.append(entry.recordID) }
             try replay.settle(touched, historyLimit: 100_000)
         }
     }

@@ -21,9 +21,26 @@ struct LogReplay {
     let db: GRDB.Database
     let access: SQLiteAccess
 
-    init(_ access: SQLiteAccess) {
+    /// What this poll kept of records that had no entry before it, or nil where the caller's own
+    /// transaction already changed the cache (a local write), so that only the stored history is true.
+    let arrivals: Arrivals?
+
+    /// `polling`: the entries come from logs, and the cache holds nothing of a record but its stored
+    /// entries, so a record seen for the first time can be settled from memory.
+    init(_ access: SQLiteAccess, polling: Bool = false) {
         self.access = access
         db = access.db
+        arrivals = polling ? Arrivals() : nil
+    }
+
+    /// The whole history of each record that had none before this poll, in the order it arrived.
+    ///
+    /// A catch-up is almost all such records; keeping them in memory spares reading each
+    /// one back from `log_entry` only to find the entry just written. One thread uses it.
+    final class Arrivals {
+        var histories: [RecordID: [Stored]] = [:]
+        /// Records this poll found entries of from before it, which settle from the table.
+        var known: Set<RecordID> = []
     }
 
     /// One row of `log_entry`.
@@ -40,6 +57,12 @@ struct LogReplay {
     /// Keeps an entry; false if it was kept before (a log read again after compaction, say).
     func remember(_ entry: LogEntry) throws -> Bool {
         let id = entry.recordID
+        var firstEver = false
+        if let arrivals, arrivals.histories[id] == nil, !arrivals.known.contains(id) {
+            let before = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM log_entry WHERE zone = ? AND name = ?)"),
+                                           arguments: [id.zoneID.zoneName, id.recordName]) ?? true
+            if before { arrivals.known.insert(id) } else { firstEver = true }
+        }
         var arguments: StatementArguments = [id.zoneID.zoneName, id.recordName, Int64(bitPattern: entry.time.rawValue),
                                              entry.client.uuidString, entry.account]
         switch entry.change {
@@ -52,7 +75,13 @@ struct LogReplay {
             INSERT OR IGNORE INTO log_entry (zone, name, time, client, account, kind, type, fields, created, modified, tag)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: arguments)
-        return db.changesCount > 0
+        guard db.changesCount > 0 else { return false }
+        if let arrivals, firstEver || arrivals.histories[id] != nil {
+            var saved: LogEntry.Saved?
+            if case .save(let value) = entry.change { saved = value }
+            arrivals.histories[id, default: []].append(Stored(stamp: entry.stamp, account: entry.account, saved: saved, shown: false, ignored: false))
+        }
+        return true
     }
 
     /// A record's entries in clock order; a row that does not read back is left out.
@@ -118,13 +147,14 @@ struct LogReplay {
 
     /// Works out again what each of these records, and any record that depends on them, should look like.
     ///
-    /// Returns the records that appeared, changed or went.
+    /// Returns the records that appeared, changed or went. `ids` come in the order their entries
+    /// arrived, so that a channel saved before its messages settles first and they need not wait
+    /// for it and be settled twice.
     @discardableResult
-    /// `new`: the records whose first entries this poll just kept, so nothing of them is stored yet.
-    func settle(_ ids: some Collection<RecordID>, new: Bool = false, historyLimit: Int) throws -> Int {
-        var queue = Array(ids)
+    func settle(_ ids: some Collection<RecordID>, historyLimit: Int) throws -> Int {
+        var queue = Array(Array(ids).reversed())
         var queued = Set(ids)
-        var pass = Pass(unseen: new ? Set(ids) : [])
+        var pass = Pass()
         var changed = 0
         // Each step follows a `deleteSelf` link; a cycle of links can only flip a record
         // a bounded number of times, and this bound ends even a pathological one.
@@ -137,7 +167,7 @@ struct LogReplay {
             // A holder depends on its target's presence and its last delete, not on its fields:
             // a channel's new topic leaves its messages alone.
             var next: [RecordID] = []
-            if result == .appeared || deleteMoved { next += try waitingHolders(of: id) }
+            if result == .appeared || deleteMoved { next += try waitingHolders(of: id, pass: &pass) }
             if result == .disappeared || deleteMoved { next += try access.cascadingChildren(of: id) }
             for holder in next where queued.insert(holder).inserted { queue.append(holder) }
         }
@@ -149,20 +179,29 @@ struct LogReplay {
 
     /// What one `settle` has learnt so far, so a channel's thousand new messages look it up once.
     struct Pass {
-        /// Records kept for the first time this poll and not yet looked at: nothing of them is in the cache.
-        var unseen: Set<RecordID>
         var deletes: [RecordID: HybridTime?] = [:]
         var present: [RecordID: Bool] = [:]
         var zoneKeepsChanges: [String: Bool] = [:]
+        /// Whether `log_waiting` may hold a row, once looked up: while it holds none, a record that
+        /// appears releases nobody, and a catch-up skips a lookup per record.
+        var mayWait: Bool?
     }
 
     /// Makes the `record` table hold what the rules say of one record; also tells whether its last delete moved.
     private func show(_ id: RecordID, pass: inout Pass) throws -> (Shown, deleteMoved: Bool) {
-        let entries = try history(of: id)
+        // A record whose every entry arrived in this poll has no stored delete, shown row or wait
+        // to undo; it is taken from memory once, and read back like any other if it is settled again.
+        let entries: [Stored]
+        let fresh: Bool
+        if let arrived = arrivals?.histories.removeValue(forKey: id) {
+            entries = arrived.sorted { $0.stamp < $1.stamp }
+            fresh = true
+        } else {
+            entries = try history(of: id)
+            fresh = false
+        }
         let outcome = Self.fold(entries)
         pass.deletes[id] = outcome.lastDelete
-        // A record whose only entry just arrived has no stored delete, shown row or wait to undo.
-        let fresh = pass.unseen.remove(id) != nil && entries.count == 1
         let deleteMoved = fresh && outcome.lastDelete == nil ? false : try recordLastDelete(id, outcome.lastDelete)
         let shown = try show(id, entries: entries, outcome: outcome, fresh: fresh, pass: &pass)
         switch shown {
@@ -222,6 +261,7 @@ struct LogReplay {
                     // Hidden for now; looked at again whenever the target appears or its last delete moves.
                     try db.cachedStatement(sql: "INSERT OR IGNORE INTO log_waiting (zone, target, holder) VALUES (?, ?, ?)")
                         .execute(arguments: [id.zoneID.zoneName, target.recordName, id.recordName])
+                    pass.mayWait = true
                     desired = nil
                 }
             }
@@ -268,8 +308,12 @@ struct LogReplay {
     }
 
     /// The records hidden until `target` shows up.
-    private func waitingHolders(of target: RecordID) throws -> [RecordID] {
-        try String.fetchAll(db.cachedStatement(sql: "SELECT holder FROM log_waiting WHERE zone = ? AND target = ?"),
+    private func waitingHolders(of target: RecordID, pass: inout Pass) throws -> [RecordID] {
+        if pass.mayWait == nil {
+            pass.mayWait = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM log_waiting)")) ?? true
+        }
+        guard pass.mayWait == true else { return [] }
+        return try String.fetchAll(db.cachedStatement(sql: "SELECT holder FROM log_waiting WHERE zone = ? AND target = ?"),
                             arguments: [target.zoneID.zoneName, target.recordName])
             .map { RecordID(recordName: $0, zoneID: target.zoneID) }
     }

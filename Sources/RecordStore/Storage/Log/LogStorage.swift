@@ -116,10 +116,25 @@ final class LogStorage: RecordStorage {
         return try ownLog().compact(in: ownDirectory.handle)
     }
 
+    /// Appends saves of `records` to this client's own log without applying them to its cache:
+    /// a benchmark's long log, written at the speed of the disk rather than of the cache.
+    func appendUnapplied(_ records: [Record]) throws {
+        var entries: [LogEntry] = []
+        entries.reserveCapacity(records.count)
+        for record in records {
+            entries.append(LogEntry(account: account, client: slot.client, time: clock.next(), recordID: record.recordID,
+                                    change: .save(try LogReplay.saved(record))))
+        }
+        _ = try ownLog().append(entries)
+    }
+
     /// A change signal that polls the logs first: a poll that applied anything is a change.
     func makeChangeSignal() throws -> any StorageChangeSignal { LogChangeSignal(storage: self) }
 
     // MARK: Polling
+
+    /// The entries one step of a catch-up applies when progress is shown: one transaction, a few seconds.
+    static let catchUpStep = 50_000
 
     /// What one poll did.
     struct PollResult: Sendable {
@@ -129,6 +144,9 @@ final class LogStorage: RecordStorage {
         var changedRecords = 0
         /// Whether a log has more to read than this poll took.
         var moreToRead = false
+        /// Log bytes this poll read past, and those it saw waiting after where it stopped: a catch-up's progress.
+        var bytesRead: Int64 = 0
+        var bytesLeft: Int64 = 0
     }
 
     /// Reads what is new in every log into the cache, in one transaction: one listing of `logs/`,
@@ -146,22 +164,25 @@ final class LogStorage: RecordStorage {
             // A catch-up writes far more pages than SQLite's default 2 MB cache holds; spilling them
             // to the WAL and reading them back was a third of its time.
             try access.db.execute(sql: "PRAGMA cache_size = -65536")
-            let replay = LogReplay(access)
+            let replay = LogReplay(access, polling: true)
             var result = PollResult()
-            var touched: Set<RecordID> = []
+            var touched = Touched()
             var caughtUp: [String: FileStamp] = [:]
             for candidate in candidates {
                 let budget = limit - result.newEntries
                 guard budget > 0 else {
                     result.moreToRead = true
-                    break
+                    result.bytesLeft += try unread(candidate, db: access.db)
+                    continue
                 }
                 let read = try readLog(candidate, into: replay, limit: budget, touched: &touched)
                 result.newEntries += read.newEntries
+                result.bytesRead += read.bytesRead
+                result.bytesLeft += max(0, candidate.stamp.size - read.end)
                 if read.stop == .limit { result.moreToRead = true }
                 if read.stop == .caughtUp { caughtUp[candidate.key] = candidate.stamp }
             }
-            result.changedRecords = try replay.settle(touched, new: true, historyLimit: historyLimit)
+            result.changedRecords = try replay.settle(touched.order, historyLimit: historyLimit)
             seen.withLock { memory in
                 for (key, stamp) in caughtUp { memory.logs[key] = stamp }
             }
@@ -212,10 +233,26 @@ final class LogStorage: RecordStorage {
     private struct LogRead {
         var newEntries = 0
         var stop: LogFileReader.Stop
+        var bytesRead: Int64 = 0
+        /// Where the next read of this log starts.
+        var end: Int64 = 0
+    }
+
+    /// The records a poll kept entries of, once each, in the order their first entry arrived.
+    private struct Touched {
+        var order: [RecordID] = []
+        var seen: Set<RecordID> = []
+        mutating func insert(_ id: RecordID) { if seen.insert(id).inserted { order.append(id) } }
+    }
+
+    /// How many bytes of a log this poll did not get to, by its listed size: only a progress figure.
+    private func unread(_ candidate: Candidate, db: GRDB.Database) throws -> Int64 {
+        let stored = try Int64.fetchOne(db.cachedStatement(sql: "SELECT offset FROM log_read WHERE log = ?"), arguments: [candidate.key]) ?? 0
+        return max(0, candidate.stamp.size - stored)
     }
 
     /// Reads one log from where the cache last stopped in it, and keeps its entries.
-    private func readLog(_ candidate: Candidate, into replay: LogReplay, limit: Int, touched: inout Set<RecordID>) throws -> LogRead {
+    private func readLog(_ candidate: Candidate, into replay: LogReplay, limit: Int, touched: inout Touched) throws -> LogRead {
         let name = LogDirectory.fileName(for: candidate.client)
         guard let fd = try? candidate.directory.handle.openRegularFile(name) else { return LogRead(stop: .unreadable("cannot open")) }
         defer { close(fd) }
@@ -235,7 +272,7 @@ final class LogStorage: RecordStorage {
         }
         // A log replaced by its compacted copy is read again from its start; the history drops what it has seen.
         let scan = LogFileReader.scan(fd, from: offset, limit: limit)
-        var read = LogRead(stop: scan.stop)
+        var read = LogRead(stop: scan.stop, bytesRead: scan.end - offset, end: scan.end)
         var foreign = 0
         for entry in scan.entries {
             guard entry.account == header.account, entry.client == header.client, entry.recordID.zoneID.isDefault else {

@@ -1,0 +1,200 @@
+import FatchatCore
+import Foundation
+import RecordStore
+
+/// The `log` engine: a new client's catch-up from a long log, posting from many processes,
+/// and delivery between two FUSE mounts of one directory, each beside a baseline from the same run.
+struct LogBenchmark {
+    let work: URL
+    let catchUpMessages: Int
+    let processes: Int
+    let postsPerProcess: Int
+    let deliveryMessages: Int
+
+    func run(into report: inout Report) throws {
+        try catchUp(into: &report)
+        try post(into: &report)
+        try delivery(into: &report)
+    }
+
+    private func options(_ directory: URL, _ name: String) -> Container.Options {
+        var options = Container.Options(privateDataDirectory: directory.appendingPathComponent(name), naming: .fatchat)
+        options.engine = .log
+        return options
+    }
+
+    // MARK: Catch-up
+
+    /// A writer's log of N messages, read by a client that has never seen it, against raw SQLite inserting as many rows.
+    private func catchUp(into report: inout Report) throws {
+        let directory = work.appendingPathComponent("log-catchup")
+        try? FileManager.default.removeItem(at: directory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let containerURL = directory.appendingPathComponent("container")
+        let writer = try Container(url: containerURL, options: options(directory, "private-writer"))
+        let channel = try ChannelName("bench-catchup")
+        _ = try ChatClient(container: writer, handle: "writer").createChannel(channel)
+        // Straight into the writer's log, a batch at a time: this measures reading, not writing.
+        var written = 0
+        while written < catchUpMessages {
+            let batch = min(10_000, catchUpMessages - written)
+            try writer.appendToOwnLogUnapplied((0..<batch).map { i in
+                Seeder.message(text: "message number \(written + i) with a few words in it", handle: "writer", in: channel)
+            })
+            written += batch
+        }
+
+        let reader = try Container(url: containerURL, options: options(directory, "private-reader"))
+        let cpuBefore = processCPUSeconds()
+        let start = Clock.monotonic()
+        let applied = try reader.refreshPublicDatabase()
+        let seconds = Double(Clock.monotonic() - start) / 1e9
+        let cpu = processCPUSeconds() - cpuBefore
+        let shown = try reader.publicDatabase.countRecords(matching: Query(recordType: ChatSchema.messageType))
+
+        let rawPath = directory.appendingPathComponent("raw.sqlite").path
+        let raw = try RawSQLite.seed(rawPath, count: catchUpMessages, channels: 1)
+        let rate = Double(catchUpMessages) / seconds * 60
+        report.add(Figure(id: "log.catchup.rate", label: "log catch-up, \(catchUpMessages) messages from one log", value: rate, unit: "msgs/min",
+                          baseline: raw * 60, baselineLabel: "raw SQLite + FTS5 inserts, 400 rows/txn", target: .atLeast(1_000_000, "msgs/min"), runs: 1,
+                          note: String(format: "%.1f s wall, %.1f s CPU; %d entries applied, %d messages shown (expected %d).",
+                                       seconds, cpu, applied, shown, catchUpMessages)))
+        report.add(Figure(id: "log.catchup.lost", label: "log catch-up, messages not shown", value: Double(catchUpMessages - shown), unit: "msgs",
+                          target: .atMost(0, "msgs"), runs: 1))
+    }
+
+    // MARK: Post throughput
+
+    /// K processes post through ChatClient on a log container, then on a sqlite one, alternating which goes first.
+    private func post(into report: inout Report) throws {
+        var rates: [StorageEngine: [Double]] = [:]
+        var lost = 0
+        for run in 0..<2 {
+            for engine in run % 2 == 0 ? [StorageEngine.log, .sqlite] : [.sqlite, .log] {
+                let (rate, missing) = try postRun(engine: engine, in: work.appendingPathComponent("log-post-\(run)-\(engine.rawValue)"))
+                rates[engine, default: []].append(rate)
+                lost += missing
+            }
+        }
+        let log = median(rates[.log] ?? []), sqlite = median(rates[.sqlite] ?? [])
+        report.add(Figure(id: "log.post", label: "post throughput, \(processes) processes, log engine", value: log, unit: "msg/s",
+                          baseline: sqlite, baselineLabel: "sqlite engine, same posts", distribution: Distribution(rates[.log] ?? []), runs: 2,
+                          note: "\(processes * postsPerProcess) messages per run through ChatClient.post; each process is a client with its own log. Lost (both engines): \(lost)."))
+    }
+
+    private func postRun(engine: StorageEngine, in directory: URL) throws -> (rate: Double, missing: Int) {
+        try? FileManager.default.removeItem(at: directory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let containerURL = directory.appendingPathComponent("container")
+        var parentOptions = options(directory, "private-parent")
+        parentOptions.engine = engine
+        let container = try Container(url: containerURL, options: parentOptions)
+        let channel = try ChannelName("bench-post")
+        _ = try ChatClient(container: container, handle: "parent").createChannel(channel)
+        let children = try (0..<processes).map { k in
+            try Child(["engine-post", "--container", containerURL.path, "--private-data", directory.appendingPathComponent("private-\(k)").path,
+                       "--engine", engine.rawValue, "--channel", channel.display, "--count", "\(postsPerProcess)", "--handle", "poster\(k)"])
+        }
+        // A fresh client counts what every poster's log (or the shared file) holds.
+        let side = try PostBenchmark(work: work, processes: processes, postsPerProcess: postsPerProcess, runs: 1).runTogether(children) {
+            var readerOptions = options(directory, "private-count")
+            readerOptions.engine = engine
+            let reader = try Container(url: containerURL, options: readerOptions)
+            try reader.refreshPublicDatabase()
+            return try reader.publicDatabase.countRecords(matching: Query(recordType: ChatSchema.messageType))
+        }
+        return (side.rate, side.missing)
+    }
+
+    // MARK: Delivery across two mounts
+
+    /// A sender writes through one bindfs mount of a directory and a receiver polls through another:
+    /// two FUSE mounts share no page cache, as two machines on one network filesystem would not.
+    private func delivery(into report: inout Report) throws {
+        let directory = work.appendingPathComponent("log-delivery")
+        let mounts = BindMounts(root: directory)
+        if let reason = mounts.unavailableReason() {
+            report.notes.append("Log delivery across two bindfs mounts was not measured: \(reason).")
+            return
+        }
+        try mounts.up()
+        defer { mounts.down() }
+        try deliveryRun(mounts, into: &report)
+    }
+
+    private func deliveryRun(_ mounts: BindMounts, into report: inout Report) throws {
+        let containerA = mounts.a.appendingPathComponent("container"), containerB = mounts.b.appendingPathComponent("container")
+        let sender = try Container(url: containerA, options: options(mounts.root, "private-sender"))
+        let channel = try ChannelName("bench-delivery")
+        _ = try ChatClient(container: sender, handle: "sender").createChannel(channel)
+        let poll = 0.25
+        let interval = 0.1
+        let timeout = Double(deliveryMessages) * interval * 1.5 + 30
+        let child = try Child(["receive", "--container", containerB.path, "--private-data", mounts.root.appendingPathComponent("private-receiver").path,
+                               "--engine", "log", "--expect", "\(deliveryMessages)", "--timeout", "\(timeout)", "--no-inotify"])
+        try startTogether([child], timeout: 60)
+        for _ in 0..<deliveryMessages {
+            usleep(UInt32(interval * Double.random(in: 0.5...1.5) * 1_000_000))
+            _ = try sender.publicDatabase.save(Seeder.message(text: "t=\(Clock.realtime())", handle: "sender", in: channel))
+        }
+        _ = child.finish(timeout: timeout)
+        let latencies = child.values(for: "lat").compactMap(Double.init)
+        let measured = Distribution(latencies)
+        let note = "\(deliveryMessages) commits through bindfs mount A, one receiver polling (inotify off) through bindfs mount B of the same directory; \(deliveryMessages - latencies.count) not seen. GlusterFS not measured."
+        let rows: [(quantile: String, value: Double, target: Target?)] = [("p50", measured.p50, .atMost(poll * 1.5 * 1000, "ms")), ("p99", measured.p99, nil)]
+        for (quantile, value, target) in rows {
+            report.add(Figure(id: "log.delivery.bindfs.\(quantile)", label: "log delivery latency across two bindfs mounts, \(quantile)",
+                              value: value, unit: "ms", baseline: poll * 1000, baselineLabel: "poll interval", target: target,
+                              distribution: measured, runs: latencies.count, note: quantile == "p50" ? note : nil))
+        }
+    }
+}
+
+/// Two bindfs mounts of one directory, made and removed by the benchmark itself (as root).
+struct BindMounts {
+    let root: URL
+    var shared: URL { root.appendingPathComponent("shared") }
+    var a: URL { root.appendingPathComponent("mnt-a") }
+    var b: URL { root.appendingPathComponent("mnt-b") }
+
+    /// Why the mounts cannot be made here, or nil if they can.
+    func unavailableReason() -> String? {
+        guard geteuid() == 0 else { return "it needs root" }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bindfs") else { return "bindfs is not installed" }
+        guard access("/dev/fuse", R_OK | W_OK) == 0 else { return "/dev/fuse cannot be opened" }
+        return nil
+    }
+
+    func up() throws {
+        down()
+        try? FileManager.default.removeItem(at: root)
+        for directory in [shared, a, b] { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) }
+        for mount in [a, b] {
+            // Caching off, as a network filesystem's client may not see another machine's writes in its cache.
+            // bindfs stays behind as a daemon; it must hold none of our descriptors, or waiting for it would never end.
+            let detached = "for fd in /proc/$$/fd/*; do fd=${fd##*/}; if [ \"$fd\" -gt 2 ]; then eval \"exec $fd>&-\" 2>/dev/null; fi; done; exec \"$0\" \"$@\""
+            guard run("/bin/bash", ["-c", detached, "/usr/bin/bindfs", "-o", "attr_timeout=0,entry_timeout=0", shared.path, mount.path]) == 0 else {
+                down()
+                throw BenchError("bindfs could not mount \(shared.path) at \(mount.path).")
+            }
+        }
+    }
+
+    func down() {
+        for mount in [a, b] { _ = run("/bin/fusermount", ["-u", "-q", mount.path]) == 0 || run("/bin/umount", ["-l", mount.path]) == 0 }
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    private func run(_ tool: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

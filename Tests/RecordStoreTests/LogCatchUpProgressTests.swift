@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import RecordStore
+
+/// A new client's long first poll reports how far it has got; a short one says nothing.
+struct LogCatchUpProgressTests {
+    func openClient(_ directory: TemporaryDirectory, _ name: String) throws -> Container {
+        var options = Container.Options(privateDataDirectory: directory.path(name))
+        options.engine = .log
+        return try Container(url: directory.path("container"), options: options)
+    }
+
+    /// A writer whose log holds `count` notes it never applied to its own cache.
+    func writeLog(_ directory: TemporaryDirectory, count: Int) throws {
+        let writer = try openClient(directory, "writer")
+        try writer.appendToOwnLogUnapplied((0..<count).map { index in
+            var record = Record(recordType: "Note", recordID: RecordID(recordName: "n\(index)"))
+            record["text"] = .string("note \(index)")
+            return record
+        })
+    }
+
+    @Test("More than the threshold to read: reports that grow, end at every entry, and say so once done")
+    func longCatchUpReportsProgress() throws {
+        let directory = try TemporaryDirectory()
+        let count = CatchUpProgress.threshold + 2_000
+        try writeLog(directory, count: count)
+        let reader = try openClient(directory, "reader")
+        var reports: [CatchUpProgress] = []
+        let applied = try reader.refreshPublicDatabase { reports.append($0) }
+        #expect(applied == count)
+        #expect(reports.count >= 2)
+        #expect(reports.first?.isDone == false)
+        #expect(reports.first.map { $0.estimatedTotal >= $0.entries && $0.bytesTotal > $0.bytesRead } == true)
+        #expect(reports.last == CatchUpProgress(entries: count, bytesRead: reports.last?.bytesTotal ?? -1, bytesTotal: reports.last?.bytesTotal ?? -2, isDone: true))
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.entries < $1.entries && $0.bytesRead < $1.bytesRead })
+        #expect(try reader.publicDatabase.countRecords(matching: Query(recordType: "Note")) == count)
+    }
+
+    @Test("Little to read: no report at all")
+    func shortCatchUpIsQuiet() throws {
+        let directory = try TemporaryDirectory()
+        try writeLog(directory, count: 50)
+        let reader = try openClient(directory, "reader")
+        var reports = 0
+        let applied = try reader.refreshPublicDatabase { _ in reports += 1 }
+        #expect(applied == 50)
+        #expect(reports == 0)
+        #expect(try reader.publicDatabase.countRecords(matching: Query(recordType: "Note")) == 50)
+    }
+}
