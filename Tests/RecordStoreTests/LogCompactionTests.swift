@@ -13,11 +13,11 @@ struct LogCompactionTests {
     func poll(_ entries: [LogEntry], into cache: SQLiteStorage) throws -> Int {
         try cache.write { writer in
             guard let access = writer as? SQLiteAccess else { throw StoreError(.internalError, "not SQLite") }
-            let replay = LogReplay(access)
+            let replay = LogReplay(access, polling: true)
             var touched: Set<RecordID> = []
             for entry in entries where try replay.remember(entry) { touched.insert(entry.recordID) }
             // In a fixed order: which of a poll's records settles first can change the events in between.
-            try replay.settle(touched.sorted { $0.recordName < $1.recordName }, new: true, historyLimit: 100_000)
+            try replay.settle(touched.sorted { $0.recordName < $1.recordName }, historyLimit: 100_000)
             return touched.count
         }
     }
