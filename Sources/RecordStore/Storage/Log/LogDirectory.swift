@@ -32,7 +32,8 @@ enum LogDirectory {
 
     /// The names in a directory, without `.` and `..`.
     static func names(in directory: DirectoryHandle) throws -> [String] {
-        let copy = dup(directory.fd)
+        // A fresh open each time: sshfs lists a long-held, rewound directory handle as empty once its cache expires.
+        let copy = openat(directory.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard copy >= 0, let stream = fdopendir(copy) else {
             if copy >= 0 { close(copy) }
             throw StoreError(.serviceUnavailable, "Cannot list \(directory.path): \(DirectoryHandle.reason(errno)).")
