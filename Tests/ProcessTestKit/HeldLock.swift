@@ -41,18 +41,6 @@ public final class HeldLock {
 
     deinit { release() }
 
-    /// Whether a write transaction on `path` is refused at once.
-    public static func isLocked(_ path: String, vfs: String? = nil) throws -> Bool {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        probe.arguments = vfsArguments(vfs) + [path, "BEGIN IMMEDIATE; ROLLBACK;"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        try probe.run()
-        probe.waitUntilExit()
-        return probe.terminationStatus != 0
-    }
-
     /// Ends the transaction and the `sqlite3` process.
     public func release() {
         guard process.isRunning else { return }
