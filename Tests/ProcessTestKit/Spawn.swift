@@ -5,13 +5,23 @@ import Foundation
 /// posix_spawn and waitpid rather than Foundation's Process: Process left an exited
 /// tmux client unreaped, and `waitUntilExit` never returned.
 public func spawn(_ argv: [String], capturing: Bool) throws -> String {
+    try spawnWaiting(argv, capturing: capturing).output
+}
+
+/// Runs a program and waits for it: its wait status, and its standard output when `capturing`.
+/// Standard error goes to `errorPath` (created or truncated), else to /dev/null.
+public func spawnWaiting(_ argv: [String], capturing: Bool, errorPath: String? = nil) throws -> (status: Int32, output: String) {
     var fds: [Int32] = [-1, -1]
     if capturing { guard pipe(&fds) == 0 else { throw SpawnError(call: "pipe") } }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    if let errorPath {
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
     if capturing {
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addclose(&actions, fds[0])
@@ -34,6 +44,7 @@ public func spawn(_ argv: [String], capturing: Bool) throws -> String {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = read(fds[0], &buffer, buffer.count)
+            if n < 0, errno == EINTR { continue }
             if n <= 0 { break }
             output += buffer[0..<n]
         }
@@ -41,7 +52,7 @@ public func spawn(_ argv: [String], capturing: Bool) throws -> String {
     }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-    return String(decoding: output, as: UTF8.self)
+    return (status, String(decoding: output, as: UTF8.self))
 }
 
 /// A system call failed while starting a helper program.
