@@ -90,7 +90,10 @@ extension SyncEngine {
         var recheck = Recheck()
         while isRunning {
             do {
-                if signal == nil { signal = try container.publicDatabase.makeChangeSignal() }
+                if signal == nil {
+                    signal = try container.publicDatabase.makeChangeSignal()
+                    signal?.onPush { [watcher] in watcher.wake() }
+                }
                 let changed = try signal?.hasChanged() == true
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)

@@ -40,13 +40,19 @@ struct Init: ReportingCommand {
     @Flag(name: .customLong("public"), help: "Let every local user read the container (2775, files 0664, assets 0644).") var readableByOthers = false
     @Option(help: "sqlite: one shared SQLite file. log: one append-only log per client, replayed into a cache of each user's own (for network filesystems; it works on a local disk too). Default: log on a network filesystem, sqlite on a local one; sqlite on a network filesystem is refused unless --fs-mode local.")
     var engine: StorageEngine?
+    @Option(name: .customLong("postgres"), help: ArgumentHelp("Keep the public database on this PostgreSQL server (postgresql://HOST/DATABASE, or postgresql:///DATABASE?host=/run/postgresql for its socket). No password in the URL: use peer authentication, PGPASSFILE or PGPASSWORD. The schema is made there as your role.", valueName: "URL"))
+    var postgres: String?
 
     func execute() throws {
         let url = URL(fileURLWithPath: directory)
         let container = try SharedContainer.make(at: url, group: group, readableByOthers: readableByOthers,
-                                                 mode: global.fsMode.flatMap(JournalMode.init(rawValue:)), engine: engine)
+                                                 mode: global.fsMode.flatMap(JournalMode.init(rawValue:)), engine: engine, postgresURL: postgres)
         let sharing = group.map { ", shared with group \($0)" } ?? ""
-        let kind = container.engine == .log ? "log engine" : "\(container.mode.rawValue) mode"
+        let kind = switch container.engine {
+        case .log: "log engine"
+        case .postgresql: "postgresql engine"
+        case .sqlite: "\(container.mode.rawValue) mode"
+        }
         print("Created \(container.url.path) (\(kind)\(sharing)\(readableByOthers ? ", readable by everyone" : "")).")
     }
 }

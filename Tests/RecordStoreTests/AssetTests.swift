@@ -22,9 +22,9 @@ import Testing
             .filter { !$0.hasPrefix(".") }.sorted()
     }
 
-    @Test func sameContentIsStoredOnceAndRemovedWhenUnused() throws {
+    @Test(arguments: TestEngine.available) func sameContentIsStoredOnceAndRemovedWhenUnused(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let container = try dir.container()
+        let container = try dir.container(engine: engine)
         let db = container.publicDatabase
         let one = dir.path("one.txt")
         let two = dir.path("two.txt")
@@ -50,9 +50,9 @@ import Testing
         #expect(try storedFiles(container).isEmpty)
     }
 
-    @Test func replacingAnAssetRemovesTheOldFile() throws {
+    @Test(arguments: TestEngine.available) func replacingAnAssetRemovesTheOldFile(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let container = try dir.container()
+        let container = try dir.container(engine: engine)
         let db = container.publicDatabase
         let first = dir.path("first")
         let second = dir.path("second")
@@ -74,9 +74,9 @@ import Testing
         #expect(files == [try #require(updated["file"]?.assetValue?.contentHash)])
     }
 
-    @Test func aMissingSourceFileIsAssetFileNotFound() throws {
+    @Test(arguments: TestEngine.available) func aMissingSourceFileIsAssetFileNotFound(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var record = Record(recordType: "Attachment")
         record["file"] = .asset(Asset(fileURL: dir.path("does-not-exist")))
         let error = #expect(throws: StoreError.self) { try db.save(record) }
@@ -84,9 +84,9 @@ import Testing
         #expect(error?.message.contains("does-not-exist") == true)
     }
 
-    @Test func listsOfAssetsAreStored() throws {
+    @Test(arguments: TestEngine.available) func listsOfAssetsAreStored(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let container = try dir.container()
+        let container = try dir.container(engine: engine)
         let db = container.publicDatabase
         let urls = try (0..<3).map { i -> URL in
             let url = dir.path("file\(i)")

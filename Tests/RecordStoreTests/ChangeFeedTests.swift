@@ -3,9 +3,9 @@ import Testing
 @testable import RecordStore
 
 @Suite struct ChangeFeedTests {
-    @Test func changesSinceATokenAreReportedOnceEachInTheirLatestState() throws {
+    @Test(arguments: TestEngine.available) func changesSinceATokenAreReportedOnceEachInTheirLatestState(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         let before = try db.save(Record(recordType: "Note"))
         let token = try db.currentChangeToken()
 
@@ -29,9 +29,9 @@ import Testing
         #expect(nothing.token == batch.token)
     }
 
-    @Test func largeBatchesComeInPiecesWithMoreComing() throws {
+    @Test(arguments: TestEngine.available) func largeBatchesComeInPiecesWithMoreComing(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         let records = (0..<250).map { i -> Record in
             var r = Record(recordType: "Note", recordID: RecordID(recordName: "n\(i)"))
             r["i"] = .int64(Int64(i))
@@ -54,24 +54,24 @@ import Testing
         #expect(Set(seen) == Set(records.map(\.recordID)))
     }
 
-    @Test func aTokenWorksAfterTheProcessReopensTheContainer() throws {
+    @Test(arguments: TestEngine.available) func aTokenWorksAfterTheProcessReopensTheContainer(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
         var data: Data
         do {
-            let container = try dir.container()
+            let container = try dir.container(engine: engine)
             try container.publicDatabase.save(Record(recordType: "Note"))
             data = try container.publicDatabase.currentChangeToken().data
         }
-        let reopened = try dir.container()
+        let reopened = try dir.container(engine: engine)
         let later = try reopened.publicDatabase.save(Record(recordType: "Note"))
         let batch = try reopened.publicDatabase.fetchChanges(since: try ChangeToken(data: data))
         #expect(batch.changedRecords.map(\.recordID) == [later.recordID])
         #expect(throws: StoreError.self) { try ChangeToken(data: Data("garbage".utf8)) }
     }
 
-    @Test func aTokenOlderThanTheKeptHistoryExpires() throws {
+    @Test(arguments: TestEngine.available) func aTokenOlderThanTheKeptHistoryExpires(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container(historyLimit: 10).publicDatabase
+        let db = try dir.container(engine: engine, historyLimit: 10).publicDatabase
         let old = try db.currentChangeToken()
         for _ in 0..<5 { try db.save(Record(recordType: "Note")) }
         #expect(throws: Never.self) { try db.fetchChanges(since: old) }
@@ -91,9 +91,9 @@ import Testing
         #expect((#expect(throws: StoreError.self) { try two.fetchChanges(since: token) })?.code == .changeTokenExpired)
     }
 
-    @Test func zoneFeedsSeeOnlyTheirZone() throws {
+    @Test(arguments: TestEngine.available) func zoneFeedsSeeOnlyTheirZone(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().privateDatabase
+        let db = try dir.container(engine: engine).privateDatabase
         let zone = ZoneID(zoneName: "Work")
         try db.saveZone(zone)
         let inZone = try db.save(Record(recordType: "Task", recordID: RecordID(zoneID: zone)))

@@ -3,9 +3,9 @@ import Testing
 @testable import RecordStore
 
 @Suite struct ModifyTests {
-    @Test func moreThan400ItemsIsLimitExceeded() throws {
+    @Test(arguments: TestEngine.available) func moreThan400ItemsIsLimitExceeded(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         let records = (0..<401).map { _ in Record(recordType: "Note") }
         let error = #expect(throws: StoreError.self) { try db.modifyRecords(saving: records, deleting: []) }
         #expect(error?.code == .limitExceeded)
@@ -16,9 +16,9 @@ import Testing
         #expect(result.deleteResults.values.allSatisfy { $0.failure?.code == .unknownItem })
     }
 
-    @Test func eachItemHasAResultAndFailuresArePartial() throws {
+    @Test(arguments: TestEngine.available) func eachItemHasAResultAndFailuresArePartial(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         let good = Record(recordType: "Note")
         var dangling = Record(recordType: "Note")
         dangling["parent"] = .reference(Reference(recordID: RecordID(recordName: "nobody")))
@@ -38,9 +38,9 @@ import Testing
         #expect((try? db.record(for: dangling.recordID)) == nil)
     }
 
-    @Test func ifServerRecordUnchangedDetectsConflictsWithAllThreeRecords() throws {
+    @Test(arguments: TestEngine.available) func ifServerRecordUnchangedDetectsConflictsWithAllThreeRecords(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var original = Record(recordType: "Note")
         original["text"] = "v1"
         let saved = try db.save(original)
@@ -64,9 +64,9 @@ import Testing
         #expect(try db.save(resolved)["text"] == "merged")
     }
 
-    @Test func aNewRecordWithAnExistingIDConflicts() throws {
+    @Test(arguments: TestEngine.available) func aNewRecordWithAnExistingIDConflicts(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         let id = RecordID(recordName: "fixed")
         try db.save(Record(recordType: "Note", recordID: id))
         let error = #expect(throws: StoreError.self) { try db.save(Record(recordType: "Note", recordID: id)) }
@@ -74,9 +74,9 @@ import Testing
         #expect(error?.ancestorRecord == nil)
     }
 
-    @Test func savingAFetchedCopyOfADeletedRecordIsUnknownItem() throws {
+    @Test(arguments: TestEngine.available) func savingAFetchedCopyOfADeletedRecordIsUnknownItem(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var saved = try db.save(Record(recordType: "Note"))
         try db.deleteRecord(withID: saved.recordID)
         saved["text"] = "late edit"
@@ -84,9 +84,9 @@ import Testing
         #expect(throws: Never.self) { try db.save(saved, savePolicy: .allKeys) }
     }
 
-    @Test func changedKeysWritesOnlyWhatThisCopyChanged() throws {
+    @Test(arguments: TestEngine.available) func changedKeysWritesOnlyWhatThisCopyChanged(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var record = Record(recordType: "Profile")
         record["first"] = "Ada"
         record["last"] = "Lovelace"
@@ -107,9 +107,9 @@ import Testing
         #expect(stored["city"] == nil)
     }
 
-    @Test func allKeysOverwritesRegardlessOfTag() throws {
+    @Test(arguments: TestEngine.available) func allKeysOverwritesRegardlessOfTag(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var record = Record(recordType: "Profile")
         record["first"] = "Ada"
         record["last"] = "Lovelace"
@@ -127,9 +127,9 @@ import Testing
         #expect(stored["last"] == "Hopper")
     }
 
-    @Test func aConditionalDeleteKeepsARecordChangedSinceItWasRead() throws {
+    @Test(arguments: TestEngine.available) func aConditionalDeleteKeepsARecordChangedSinceItWasRead(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var record = try db.save(Record(recordType: "Note"))
         let staleTag = try #require(record.recordChangeTag)
         record["text"] = "changed meanwhile"
@@ -143,17 +143,17 @@ import Testing
         #expect((try? db.record(for: record.recordID)) == nil)
     }
 
-    @Test func theSameRecordTwiceInOneOperationIsRefused() throws {
+    @Test(arguments: TestEngine.available) func theSameRecordTwiceInOneOperationIsRefused(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         let record = Record(recordType: "Note")
         let error = #expect(throws: StoreError.self) { try db.modifyRecords(saving: [record], deleting: [record.recordID]) }
         #expect(error?.code == .invalidArguments)
     }
 
-    @Test func aRecordCannotChangeItsType() throws {
+    @Test(arguments: TestEngine.available) func aRecordCannotChangeItsType(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         let saved = try db.save(Record(recordType: "Note"))
         var other = Record(recordType: "Other", recordID: saved.recordID)
         other["x"] = 1
@@ -163,9 +163,9 @@ import Testing
 }
 
 @Suite struct ZoneTests {
-    @Test func thePublicDatabaseHasOnlyTheDefaultZone() throws {
+    @Test(arguments: TestEngine.available) func thePublicDatabaseHasOnlyTheDefaultZone(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         #expect(try db.allZones() == [.default])
         #expect((#expect(throws: StoreError.self) { try db.saveZone(ZoneID(zoneName: "Custom")) })?.code == .invalidArguments)
         let inZone = Record(recordType: "Note", recordID: RecordID(zoneID: ZoneID(zoneName: "Custom")))
@@ -173,9 +173,9 @@ import Testing
         #expect(try db.allZones() == [.default])
     }
 
-    @Test func customZonesLiveInThePrivateDatabase() throws {
+    @Test(arguments: TestEngine.available) func customZonesLiveInThePrivateDatabase(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().privateDatabase
+        let db = try dir.container(engine: engine).privateDatabase
         let zone = ZoneID(zoneName: "Drafts")
         try db.saveZone(zone)
         #expect(try db.allZones() == [.default, zone])
@@ -192,9 +192,9 @@ import Testing
         #expect(changes.deletedRecords.map(\.recordID) == [record.recordID])
     }
 
-    @Test func aZoneWithoutFetchChangesKeepsNoChangeFeed() throws {
+    @Test(arguments: TestEngine.available) func aZoneWithoutFetchChangesKeepsNoChangeFeed(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().privateDatabase
+        let db = try dir.container(engine: engine).privateDatabase
         let queue = ZoneID(zoneName: "Queue"), journal = ZoneID(zoneName: "Journal")
         try db.saveZone(queue, capabilities: [])
         try db.saveZone(journal)
@@ -228,9 +228,9 @@ import Testing
         #expect(try db.fetchChanges(since: later).deletedRecords.map(\.recordID) == [job.recordID])
     }
 
-    @Test func aBatchInACustomZoneIsAllOrNothing() throws {
+    @Test(arguments: TestEngine.available) func aBatchInACustomZoneIsAllOrNothing(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().privateDatabase
+        let db = try dir.container(engine: engine).privateDatabase
         let zone = ZoneID(zoneName: "Atomic")
         try db.saveZone(zone)
         let good = Record(recordType: "Item", recordID: RecordID(zoneID: zone))

@@ -7,9 +7,10 @@ final class TemporaryContainer {
     let directory: TemporaryDirectory
     let container: Container
 
-    init() throws {
+    /// A container on `engine` (see `TestEngine`); SQLite in local mode by default.
+    init(engine: TestEngine = .sqlite) throws {
         directory = try TemporaryDirectory()
-        container = try directory.container(mode: .local)
+        container = try directory.container(engine: engine)
     }
 }
 

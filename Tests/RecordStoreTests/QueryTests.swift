@@ -96,8 +96,8 @@ struct QueryTests {
         #expect(try db.records(matching: titleQuery).records.map(\.recordID.recordName) == ["a"], "back to all string fields")
     }
 
-    @Test func desiredKeysMakePartialRecords() throws {
-        let temp = try TemporaryContainer()
+    @Test(arguments: TestEngine.available) func desiredKeysMakePartialRecords(engine: TestEngine) throws {
+        let temp = try TemporaryContainer(engine: engine)
         let db = temp.container.publicDatabase
         _ = try seedMessages(db, count: 5, channels: 1, creator: temp.container.currentUserRecordID)
         let result = try db.records(matching: Query(recordType: "Message"), desiredKeys: ["seq"])
@@ -106,8 +106,8 @@ struct QueryTests {
         #expect(result.cursor == nil)
     }
 
-    @Test func zoneLimitsAQuery() throws {
-        let temp = try TemporaryContainer()
+    @Test(arguments: TestEngine.available) func zoneLimitsAQuery(engine: TestEngine) throws {
+        let temp = try TemporaryContainer(engine: engine)
         let db = temp.container.privateDatabase
         try db.saveZone(ZoneID(zoneName: "work"))
         for zone in [ZoneID.default, ZoneID(zoneName: "work")] {
@@ -122,8 +122,8 @@ struct QueryTests {
         #expect(try db.records(matching: byID).records.map(\.recordID.zoneID.zoneName) == ["work"])
     }
 
-    @Test func countingMatchesWhatTheQueryReturns() throws {
-        let temp = try TemporaryContainer()
+    @Test(arguments: TestEngine.available) func countingMatchesWhatTheQueryReturns(engine: TestEngine) throws {
+        let temp = try TemporaryContainer(engine: engine)
         let db = temp.container.publicDatabase
         let channels = try seedMessages(db, count: 300, channels: 3, creator: temp.container.currentUserRecordID)
         try db.setIndexes(.queryable, forField: "channel", ofType: "Message")
@@ -149,8 +149,8 @@ struct QueryTests {
         #expect(try privateDB.countRecords(matching: Query(recordType: "Task"), inZone: ZoneID(zoneName: "work")) == 1)
     }
 
-    @Test func misuseIsRefusedWithInvalidArguments() throws {
-        let temp = try TemporaryContainer()
+    @Test(arguments: TestEngine.available) func misuseIsRefusedWithInvalidArguments(engine: TestEngine) throws {
+        let temp = try TemporaryContainer(engine: engine)
         let db = temp.container.publicDatabase
         _ = try seedMessages(db, count: 3, channels: 1, creator: temp.container.currentUserRecordID)
         let page = try db.records(matching: Query(recordType: "Message"), resultsLimit: 1)

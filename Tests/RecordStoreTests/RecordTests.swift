@@ -11,9 +11,10 @@ import Testing
         #expect(a.zoneID == .default)
     }
 
-    @Test func everyFieldTypeSurvivesARoundTrip() throws {
+    // SQLite only: the text holds U+0000, which PostgreSQL's text and jsonb cannot store (the server refuses it, see README).
+    @Test(arguments: [TestEngine.sqlite]) func everyFieldTypeSurvivesARoundTrip(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         let parent = try db.save(Record(recordType: "Parent"))
         let file = dir.path("blob.bin")
         try Data([1, 2, 3, 250]).write(to: file)
@@ -46,9 +47,9 @@ import Testing
         #expect(asset.size == 4)
     }
 
-    @Test func missingKeyReadsAsNil() throws {
+    @Test(arguments: TestEngine.available) func missingKeyReadsAsNil(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var record = Record(recordType: "Note")
         record["title"] = "t"
         let saved = try db.save(record)
@@ -57,9 +58,9 @@ import Testing
         #expect(saved.allKeys == ["title"])
     }
 
-    @Test func systemFieldsAreFilledIn() throws {
+    @Test(arguments: TestEngine.available) func systemFieldsAreFilledIn(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let container = try dir.container()
+        let container = try dir.container(engine: engine)
         let db = container.publicDatabase
         let before = Date()
         var record = try db.save(Record(recordType: "Note"))
@@ -74,9 +75,9 @@ import Testing
         #expect(updated.modificationDate.map { $0 >= record.modificationDate ?? .distantFuture } == true)
     }
 
-    @Test func aRecordOverOneMegabyteIsRefused() throws {
+    @Test(arguments: TestEngine.available) func aRecordOverOneMegabyteIsRefused(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var big = Record(recordType: "Blob")
         big["data"] = .bytes(Data(count: Record.maximumSize + 1))
         let error = #expect(throws: StoreError.self) { try db.save(big) }
@@ -89,9 +90,9 @@ import Testing
         #expect(throws: Never.self) { try db.save(fits) }
     }
 
-    @Test func badKeysTypesAndValuesAreRefused() throws {
+    @Test(arguments: TestEngine.available) func badKeysTypesAndValuesAreRefused(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var badKey = Record(recordType: "Note")
         badKey["has space"] = "x"
         #expect((#expect(throws: StoreError.self) { try db.save(badKey) })?.code == .invalidArguments)
@@ -111,9 +112,9 @@ import Testing
         #expect((#expect(throws: StoreError.self) { try db.save(mixed) })?.code == .invalidArguments)
     }
 
-    @Test func desiredKeysMakePartialRecords() throws {
+    @Test(arguments: TestEngine.available) func desiredKeysMakePartialRecords(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
-        let db = try dir.container().publicDatabase
+        let db = try dir.container(engine: engine).publicDatabase
         var record = Record(recordType: "Note")
         record["title"] = "t"
         record["body"] = "b"

@@ -15,16 +15,28 @@ public enum SharedContainer {
     /// engine and one on a local disk the `sqlite` one (`mode: .local` says the
     /// filesystem is safe whatever detection sees). `sqlite` asked for on a
     /// network filesystem is refused: clients would refuse to open it anyway,
-    /// since one shared file there loses messages.
+    /// since one shared file there loses messages. `postgresURL` puts the
+    /// public database on that PostgreSQL server instead (the `postgresql`
+    /// engine), making its schema there as the current user's role.
     public static func make(at url: URL, group: String?, readableByOthers: Bool = false, mode: JournalMode?,
-                            engine: StorageEngine? = nil) throws -> Container {
+                            engine: StorageEngine? = nil, postgresURL: String? = nil) throws -> Container {
         var access = ContainerAccess.owner(readableByOthers: readableByOthers)
         if let group {
             guard let entry = getgrnam(group) else { throw CommandError("There is no group '\(group)'; create it with groupadd first.") }
             access = .group(entry.pointee.gr_gid, readableByOthers: readableByOthers)
         }
         var options = Container.Options(mode: mode, naming: .fatchat)
-        options.engine = try chooseEngine(engine, at: url, mode: mode)
+        if let postgresURL {
+            guard engine == nil || engine == .postgresql else {
+                throw CommandError("--postgres keeps the public database on a PostgreSQL server; leave out --engine \(engine?.rawValue ?? "") or --postgres.")
+            }
+            options.engine = .postgresql
+            options.postgresURL = postgresURL
+        } else if engine == .postgresql {
+            throw CommandError("The postgresql engine needs the server: give it as --postgres 'postgresql://HOST/DATABASE'.")
+        } else {
+            options.engine = try chooseEngine(engine, at: url, mode: mode)
+        }
         options.refusesSingleFileOnNetwork = true
         return try Container.create(at: url, access: access, options: options)
     }

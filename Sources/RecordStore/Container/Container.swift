@@ -25,6 +25,8 @@ public final class Container: Sendable {
         public var opensPublicDatabaseOnFirstUse = false
         /// The engine a container this open creates gets; when opening, the engine the container must have (nil: whichever it has).
         public var engine: StorageEngine?
+        /// For a `postgresql` container this open creates: the server's URL, with no password in it.
+        public var postgresURL: String?
         /// Refuse a `sqlite` container on a network filesystem (detected, not overridden with `mode = .local`),
         /// where one shared file loses messages; the error names `naming.migrateCommand`.
         public var refusesSingleFileOnNetwork = false
@@ -58,7 +60,7 @@ public final class Container: Sendable {
     public init(url: URL, options: Options = Options()) throws {
         let user = UserIdentity.current
         let descriptor = try ContainerDirectory.open(url, creating: options.create ? options.access : nil, naming: options.naming) {
-            ContainerDescriptor.new(for: url, mode: options.mode, engine: options.engine)
+            ContainerDescriptor.new(for: url, mode: options.mode, engine: options.engine, postgresURL: options.postgresURL)
         }
         if options.refusesSingleFileOnNetwork, options.mode != .local, (descriptor.engine ?? .sqlite) == .sqlite {
             let filesystem = Filesystem.detect(for: url)
@@ -87,14 +89,20 @@ public final class Container: Sendable {
         let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit, naming: naming)
         let engine = try Self.engine(of: descriptor, wanted: options.engine, url: url)
         self.engine = engine
+        let endpoint = try Self.postgresEndpoint(of: descriptor, engine: engine, url: url)
         let open: @Sendable () throws -> any RecordStorage = { [engine, historyLimit = options.changeHistoryLimit] in
             switch engine {
-            case .sqlite: try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode, naming: naming)
-            case .log: try LogStorage(container: url, privateDirectory: privateDirectory, assetsDirectory: assets, user: user,
-                                      historyLimit: historyLimit, naming: naming)
+            case .sqlite: return try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode, naming: naming)
+            case .log: return try LogStorage(container: url, privateDirectory: privateDirectory, assetsDirectory: assets, user: user,
+                                             historyLimit: historyLimit, naming: naming)
+            case .postgresql:
+                guard let endpoint else { throw StoreError(.badContainer, "The container \(url.path) names no PostgreSQL server.") }
+                return try PostgresStorage(endpoint: endpoint, assetsDirectory: assets, naming: naming)
             }
         }
-        let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse ? LazyStorage(open) : try open()
+        // A server may be down when a client starts: it opens all the same, and its outbox keeps what it sends until the server answers.
+        let lazily = options.opensPublicDatabaseOnFirstUse || engine == .postgresql
+        let publicStorage: any RecordStorage = lazily ? LazyStorage(open) : try open()
         publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets, naming: naming),
                                         user: user, historyLimit: options.changeHistoryLimit)
 

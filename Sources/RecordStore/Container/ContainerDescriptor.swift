@@ -11,11 +11,13 @@ struct ContainerDescriptor: Codable, Equatable {
     var created: Date
     /// The engine of the public database; a descriptor from before engines were recorded means SQLite.
     var engine: StorageEngine?
+    /// For the `postgresql` engine: the server's URL, without credentials (`PostgresEndpoint` refuses a password).
+    var postgresURL: String?
 
     /// A new identity for a container being made in `url`, in `mode` or the one its filesystem calls for.
-    static func new(for url: URL, mode: JournalMode?, engine: StorageEngine? = nil) -> ContainerDescriptor {
+    static func new(for url: URL, mode: JournalMode?, engine: StorageEngine? = nil, postgresURL: String? = nil) -> ContainerDescriptor {
         ContainerDescriptor(identifier: UUID().uuidString, mode: mode ?? JournalMode.detect(for: url), created: Date(),
-                            engine: engine ?? .sqlite)
+                            engine: engine ?? .sqlite, postgresURL: engine == .postgresql ? postgresURL : nil)
     }
 
     /// Writes the descriptor, unless another process wrote one first; returns the one that is there.

@@ -36,8 +36,9 @@ enum ContainerDirectory {
             _ = try directory.makeDirectory(assetsName, mode: access.directoryMode, group: access.group)
         }
         let proposed = propose()
-        // A log container never opens the shared file, and making it would take SQLite locks on a filesystem that may not keep them.
-        if proposed.engine != .log {
+        // A log container never opens the shared file, and making it would take SQLite locks on a filesystem that may not keep them;
+        // a postgresql container keeps its public database on the server.
+        if (proposed.engine ?? .sqlite) == .sqlite {
             try DatabaseFile.create(databaseName, in: directory, mode: access.databaseMode, group: access.group)
         }
         let descriptor = try ContainerDescriptor.create(proposed, in: directory, mode: access.descriptorMode, group: access.group, naming: naming)

@@ -12,6 +12,9 @@ public final class ChangeSignal: Sendable {
 
     /// Whether another connection may have committed since the previous call.
     public func hasChanged() throws -> Bool { try signal.hasChanged() }
+
+    /// Calls `wake` (on another thread) whenever the server pushes news of a commit; engines that cannot push never call it.
+    public func onPush(_ wake: @escaping @Sendable () -> Void) { signal.onPush(wake) }
 }
 
 extension RecordDatabase {

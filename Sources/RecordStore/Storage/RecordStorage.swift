@@ -128,6 +128,13 @@ extension StorageWriter {
 protocol StorageChangeSignal: Sendable {
     /// `true` if the database may have changed since the previous call (or this is the first call).
     func hasChanged() throws -> Bool
+    /// Calls `wake` whenever the server pushes news of a commit (PostgreSQL's NOTIFY), so a waiting engine asks at once.
+    func onPush(_ wake: @escaping @Sendable () -> Void)
+}
+
+extension StorageChangeSignal {
+    /// Engines that only answer when asked push nothing.
+    func onPush(_ wake: @escaping @Sendable () -> Void) {}
 }
 
 extension RecordStorage {

@@ -10,6 +10,15 @@ extension Container {
         return recorded
     }
 
+    /// The server of a `postgresql` container, read from its descriptor; nil for the other engines.
+    static func postgresEndpoint(of descriptor: ContainerDescriptor, engine: StorageEngine, url: URL) throws -> PostgresEndpoint? {
+        guard engine == .postgresql else { return nil }
+        guard let text = descriptor.postgresURL else {
+            throw StoreError(.badContainer, "The container \(url.path) keeps its public database on PostgreSQL, but its \(ContainerDescriptor.fileName) names no server URL.")
+        }
+        return try PostgresEndpoint(url: text)
+    }
+
     /// Rewrites this client's own log without what no reader needs (see `LogCompaction`), for a `log`
     /// container; returns its size in bytes before and after, or nil if there is no log of this client's to compact.
     @discardableResult

@@ -4,4 +4,6 @@ public enum StorageEngine: String, Sendable, Codable, CaseIterable {
     case sqlite
     /// One append-only log per writing client, replayed by each client into a SQLite cache of its own.
     case log
+    /// A PostgreSQL server, named by the URL in `container.json`; assets and the private database stay local.
+    case postgresql
 }

@@ -87,19 +87,7 @@ struct QuerySQL {
     // MARK: Predicates
 
     mutating func compile(_ node: PredicateNode, negated: Bool) -> String {
-        switch node {
-        case .constant(let b):
-            return b != negated ? "1" : "0"
-        case .not(let inner):
-            return compile(inner, negated: !negated)
-        case .and(let terms), .or(let terms):
-            let isAnd: Bool = if case .and = node { true } else { false }
-            let parts = terms.map { compile($0, negated: negated) }
-            return "(" + parts.joined(separator: isAnd != negated ? " AND " : " OR ") + ")"
-        default:
-            let atom = self.atom(node)
-            return negated ? "IFNULL(\(atom), 0) = 0" : atom
-        }
+        node.sql(negated: negated, literals: ("1", "0"), negating: { "IFNULL(\($0), 0) = 0" }, atom: { atom($0) })
     }
 
     private mutating func atom(_ node: PredicateNode) -> String {
@@ -307,5 +295,28 @@ enum FieldSQL {
     /// Whether the key is a column, never NULL.
     static func isColumn(_ key: PredicateKey) -> Bool {
         if case .field = key { false } else { true }
+    }
+}
+
+extension PredicateNode {
+    /// Spells the predicate in SQL with every NOT pushed down to the comparisons (`NOT (a AND b)` is `NOT a OR NOT b`).
+    ///
+    /// `literals` spell true and false, `negating` wraps one negated
+    /// comparison so that NULL reads as false first, and `atom` spells one
+    /// comparison; each engine's query compiler passes its own.
+    func sql(negated: Bool, literals: (true: String, false: String), negating: (String) -> String, atom: (PredicateNode) -> String) -> String {
+        switch self {
+        case .constant(let b):
+            return b != negated ? literals.true : literals.false
+        case .not(let inner):
+            return inner.sql(negated: !negated, literals: literals, negating: negating, atom: atom)
+        case .and(let terms), .or(let terms):
+            let isAnd: Bool = if case .and = self { true } else { false }
+            guard !terms.isEmpty else { return isAnd != negated ? literals.true : literals.false }
+            let parts = terms.map { $0.sql(negated: negated, literals: literals, negating: negating, atom: atom) }
+            return "(" + parts.joined(separator: isAnd != negated ? " AND " : " OR ") + ")"
+        default:
+            return negated ? negating(atom(self)) : atom(self)
+        }
     }
 }

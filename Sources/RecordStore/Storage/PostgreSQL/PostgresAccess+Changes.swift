@@ -1,0 +1,82 @@
+import Foundation
+import PostgresNIO
+
+/// The change log on PostgreSQL: `fatchat.change`, read as a feed with each record as it is now, appended to and pruned.
+extension PostgresAccess {
+    func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan {
+        var arguments = PostgresArguments()
+        var sql = """
+            SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(Self.recordColumns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+            FROM fatchat.change c LEFT JOIN fatchat.record r ON r.zone = c.zone AND r.name = c.name
+            WHERE c.seq > \(arguments.bind(sequence))
+            """
+        if let zone { sql += " AND c.zone = " + arguments.bind(zone) }
+        sql += " ORDER BY c.seq LIMIT " + arguments.bind(Int64(limit))
+        var scan = ChangeScan()
+        var decoded: [RecordID: Record] = [:]
+        for row in try link.rows(sql, arguments.binds) {
+            let columns = PostgresColumns(row)
+            let seq = try columns.integer(0, "seq")
+            scan.sequences.append(seq)
+            do {
+                scan.rows.append(try decodeChange(columns, sequence: seq, decoded: &decoded))
+            } catch let damage as DamagedRow {
+                DamagedRowLog.note(damage)
+            }
+        }
+        return scan
+    }
+
+    private func decodeChange(_ row: PostgresColumns, sequence: Int64, decoded: inout [RecordID: Record]) throws -> ChangeRow {
+        try StoredColumns.decoding("change", key: "sequence \(sequence)") {
+            let id = RecordID(recordName: try row.text(2, "name"), zoneID: ZoneID(zoneName: try row.text(1, "zone")))
+            let kindNumber = try row.integer(4, "kind")
+            guard let kind = ChangeRow.Kind(rawValue: Int(kindNumber)) else {
+                throw StoredColumns.Mismatch(problem: "kind is \(kindNumber), which is no kind of change")
+            }
+            let previous = row.isNull(5) ? nil : try row.fieldsText(5, "previous")
+            var change = ChangeRow(
+                sequence: sequence, recordID: id, recordType: try row.text(3, "type"), kind: kind,
+                previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
+                date: try row.date(6, "at"), current: nil)
+            if !row.isNull(7) {
+                let current = try decoded[id] ?? decodeRecord(row, from: 8, id: id, keys: nil)
+                decoded[id] = current
+                change.current = current
+            }
+            return change
+        }
+    }
+
+    func latestSequence() throws -> Int64 {
+        if let row = try link.rows("SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1").first {
+            return try PostgresColumns(row).integer(0, "seq")
+        }
+        return try prunedThrough()
+    }
+
+    func prunedThrough() throws -> Int64 {
+        guard let row = try link.rows("SELECT value FROM fatchat.meta WHERE key = 'pruned_through'").first else { return 0 }
+        return Int64(try PostgresColumns(row).text(0, "value")) ?? 0
+    }
+
+    func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
+        var arguments = PostgresArguments()
+        let sql = """
+            INSERT INTO fatchat.change (zone, name, type, kind, previous, at)
+            VALUES (\(arguments.bind(id.zoneID.zoneName)), \(arguments.bind(id.recordName)), \(arguments.bind(type)),
+                    \(arguments.bind(Int64(kind.rawValue)))::smallint, \(arguments.bind(try previousFields.map(FieldCoding.encode))),
+                    \(arguments.bind(date.timeIntervalSince1970)))
+            """
+        try link.execute(sql, arguments.binds)
+    }
+
+    func pruneChanges(keeping keep: Int) throws {
+        let cutoff = try latestSequence() - Int64(keep)
+        guard cutoff > (try prunedThrough()) else { return }
+        var arguments = PostgresArguments()
+        let bound = arguments.bind(cutoff)
+        try link.execute("DELETE FROM fatchat.change WHERE seq <= \(bound)", arguments.binds)
+        try link.execute("UPDATE fatchat.meta SET value = \(bound)::text WHERE key = 'pruned_through'", arguments.binds)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import PostgresNIO
+
+/// Reads and writes on the connection, inside a transaction `PostgresStorage` opened: records, references, assets and zones.
+struct PostgresAccess: StorageWriter {
+    let link: PostgresLink
+    let assets: URL
+    let naming: ContainerNaming
+
+    /// The record columns `decodeRecord` reads, in its order.
+    static let recordColumns = "type, fields::text, created, modified, creator, modifier, tag"
+    static let recordColumnCount = 7
+
+    /// Builds a record from a row holding `recordColumns` from column `first` on; throws `DamagedRow` if it does not decode.
+    func decodeRecord(_ row: PostgresColumns, from first: Int, id: RecordID, keys: Set<String>?) throws -> Record {
+        try StoredColumns.decoding("record", key: id.description) {
+            let json = try row.fieldsText(first + 1, "fields")
+            let fields = try FieldCoding.decode(json, zone: id.zoneID, assetsDirectory: assets, keys: keys)
+            var record = Record(stored: try row.text(first, "type"), recordID: id, fields: fields)
+            if keys == nil, record.storageSize > Record.maximumSize {
+                throw StoredColumns.Mismatch(problem: "its fields hold \(record.storageSize) bytes; a record holds at most \(Record.maximumSize)")
+            }
+            record.creationDate = try row.date(first + 2, "created")
+            record.modificationDate = try row.date(first + 3, "modified")
+            record.creatorUserRecordID = RecordID(recordName: try row.text(first + 4, "creator"))
+            record.lastModifiedUserRecordID = RecordID(recordName: try row.text(first + 5, "modifier"))
+            record.recordChangeTag = try row.text(first + 6, "tag")
+            record.loadedKeys = keys
+            return record
+        }
+    }
+
+    // MARK: Reading
+
+    func record(_ id: RecordID, keys: Set<String>?) throws -> Record? {
+        var arguments = PostgresArguments()
+        let sql = "SELECT \(Self.recordColumns) FROM fatchat.record WHERE zone = \(arguments.bind(id.zoneID.zoneName)) AND name = \(arguments.bind(id.recordName))"
+        guard let row = try link.rows(sql, arguments.binds).first else { return nil }
+        return try decodeRecord(PostgresColumns(row), from: 0, id: id, keys: keys)
+    }
+
+    func exists(_ id: RecordID) throws -> Bool {
+        var arguments = PostgresArguments()
+        let sql = "SELECT 1 FROM fatchat.record WHERE zone = \(arguments.bind(id.zoneID.zoneName)) AND name = \(arguments.bind(id.recordName))"
+        return try !link.rows(sql, arguments.binds).isEmpty
+    }
+
+    func recordIDs(inZone name: String) throws -> [RecordID] {
+        var arguments = PostgresArguments()
+        return try link.rows("SELECT name FROM fatchat.record WHERE zone = \(arguments.bind(name))", arguments.binds).map {
+            RecordID(recordName: try PostgresColumns($0).text(0, "name"), zoneID: ZoneID(zoneName: name))
+        }
+    }
+
+    func zoneNames() throws -> [String] {
+        try link.rows("SELECT name FROM fatchat.zone ORDER BY created, name").map { try PostgresColumns($0).text(0, "name") }
+    }
+
+    func zoneKeepsChanges(_ name: String) throws -> Bool? {
+        var arguments = PostgresArguments()
+        guard let row = try link.rows("SELECT changes FROM fatchat.zone WHERE name = \(arguments.bind(name))", arguments.binds).first else { return nil }
+        return try PostgresColumns(row).bool(0, "changes")
+    }
+
+    // MARK: Writing
+
+    func upsert(_ record: Record, isNew: Bool) throws {
+        let id = record.recordID
+        let fields = try FieldCoding.encode(record.fields)
+        if fields.utf8.count > StoredColumns.maximumFieldsText {
+            throw StoreError(.limitExceeded, "\(id) has \(record.fields.count) fields whose stored form is \(fields.utf8.count) bytes, more than \(StoredColumns.maximumFieldsText); use fewer fields, or move data into an asset.")
+        }
+        let searchable = try searchableKeys(of: record.recordType)
+        var arguments = PostgresArguments()
+        let tokens: [String]? = searchable.isEmpty ? nil : searchable.compactMap { record.fields[$0]?.stringValue }.flatMap(TextTokens.tokens(of:))
+        let search = tokens.map { _ in "array_to_tsvector(\(arguments.bind(tokens ?? []))::text[])" } ?? "NULL"
+        let sql = """
+            INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
+            VALUES (\(arguments.bind(id.zoneID.zoneName)), \(arguments.bind(id.recordName)), \(arguments.bind(record.recordType)),
+                    \(arguments.bind(fields))::jsonb, \(arguments.bind((record.creationDate ?? Date()).timeIntervalSince1970)),
+                    \(arguments.bind((record.modificationDate ?? Date()).timeIntervalSince1970)),
+                    \(arguments.bind(record.creatorUserRecordID?.recordName ?? "")), \(arguments.bind(record.lastModifiedUserRecordID?.recordName ?? "")),
+                    \(arguments.bind(record.recordChangeTag ?? "")), \(search))
+            ON CONFLICT (zone, name) DO UPDATE SET
+                type = excluded.type, fields = excluded.fields, modified = excluded.modified,
+                modifier = excluded.modifier, tag = excluded.tag, search = excluded.search
+            RETURNING id
+            """
+        guard let row = try link.rows(sql, arguments.binds).first else {
+            throw StoreError(.permissionFailure, "The server did not save \(id): only its creator may change it.")
+        }
+        let rowID = try PostgresColumns(row).integer(0, "id")
+        if !isNew {
+            var clear = PostgresArguments()
+            let holder = clear.bind(rowID)
+            try link.execute("DELETE FROM fatchat.reference WHERE holder = \(holder)", clear.binds)
+            try link.execute("DELETE FROM fatchat.asset_use WHERE record = \(holder)", clear.binds)
+        }
+        struct Link: Hashable { var target: String; var cascade: Bool }
+        let links = Array(Set(record.references.map { Link(target: $0.recordID.recordName, cascade: $0.action == .deleteSelf) }))
+        if !links.isEmpty {
+            var insert = PostgresArguments()
+            let sql = "INSERT INTO fatchat.reference (holder, zone, target, cascade) SELECT \(insert.bind(rowID)), \(insert.bind(id.zoneID.zoneName)), t, c FROM unnest(\(insert.bind(links.map(\.target)))::text[], \(insert.bind(links.map(\.cascade)))::boolean[]) AS l (t, c)"
+            try link.execute(sql, insert.binds)
+        }
+        let hashes = Array(Set(record.assets.compactMap(\.contentHash)))
+        if !hashes.isEmpty {
+            var insert = PostgresArguments()
+            try link.execute("INSERT INTO fatchat.asset_use (hash, record) SELECT h, \(insert.bind(rowID)) FROM unnest(\(insert.bind(hashes))::text[]) AS h", insert.binds)
+        }
+    }
+
+    func remove(_ record: Record) throws {
+        var arguments = PostgresArguments()
+        let zone = arguments.bind(record.recordID.zoneID.zoneName), name = arguments.bind(record.recordID.recordName)
+        if try link.execute("DELETE FROM fatchat.record WHERE zone = \(zone) AND name = \(name)", arguments.binds) > 0 { return }
+        // Row-level security hides another role's row from DELETE; a deleteSelf child whose target is gone goes through the checked function.
+        try link.execute("SELECT fatchat.remove_orphan(\(zone), \(name))", arguments.binds)
+    }
+
+    func removeUndecodable(_ id: RecordID) throws -> String {
+        var arguments = PostgresArguments()
+        let zone = arguments.bind(id.zoneID.zoneName), name = arguments.bind(id.recordName)
+        guard let row = try link.rows("SELECT type FROM fatchat.record WHERE zone = \(zone) AND name = \(name)", arguments.binds).first else { return "" }
+        try remove(Record(stored: "", recordID: id, fields: [:]))
+        return (try? PostgresColumns(row).text(0, "type")) ?? ""
+    }
+
+    func cascadingChildren(of id: RecordID) throws -> [RecordID] {
+        var arguments = PostgresArguments()
+        let sql = """
+            SELECT DISTINCT record.name FROM fatchat.reference JOIN fatchat.record ON record.id = reference.holder
+            WHERE reference.zone = \(arguments.bind(id.zoneID.zoneName)) AND reference.target = \(arguments.bind(id.recordName)) AND reference.cascade
+            """
+        return try link.rows(sql, arguments.binds).map { RecordID(recordName: try PostgresColumns($0).text(0, "name"), zoneID: id.zoneID) }
+    }
+
+    func isAssetInUse(_ hash: String) throws -> Bool {
+        var arguments = PostgresArguments()
+        return try !link.rows("SELECT 1 FROM fatchat.asset_use WHERE hash = \(arguments.bind(hash)) LIMIT 1", arguments.binds).isEmpty
+    }
+
+    func createZone(_ name: String, date: Date, keepsChanges: Bool) throws {
+        throw StoreError(.invalidArguments, "A public database has only its default zone; custom zones are for the private database.")
+    }
+
+    func removeZone(_ name: String) throws {
+        throw StoreError(.invalidArguments, "A public database has only its default zone, which cannot be deleted.")
+    }
+
+    /// Savepoints of one name nest: PostgreSQL releases or rolls back to the newest of that name.
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try link.execute("SAVEPOINT item")
+        do {
+            let result = try body()
+            try link.execute("RELEASE SAVEPOINT item")
+            return result
+        } catch {
+            try link.execute("ROLLBACK TO SAVEPOINT item")
+            try link.execute("RELEASE SAVEPOINT item")
+            throw error
+        }
+    }
+}

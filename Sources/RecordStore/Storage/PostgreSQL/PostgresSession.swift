@@ -1,0 +1,217 @@
+import Foundation
+import PostgresNIO
+import Synchronization
+
+/// One connection to the server, used by one caller at a time, with RecordStore's blocking API on top of postgres-nio's futures.
+///
+/// postgres-nio runs on SwiftNIO event loops; RecordStore's callers are plain
+/// threads that wait for an answer. Every process shares one event loop group
+/// of one thread (`eventLoops`), and a call waits on its future from the
+/// caller's thread. Waiting on an event loop thread would deadlock that loop,
+/// so such a call is refused with an error instead. A connection that fails is
+/// dropped and the next call connects again; a server that cannot be reached
+/// is `serviceUnavailable`, which the sync engine's outbox treats as "try again later".
+final class PostgresSession: Sendable {
+    /// The event loops of every PostgreSQL connection in this process: one thread, made on first use, never shut down.
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    let endpoint: PostgresEndpoint
+    /// Words the errors for the program that opened the container.
+    let naming: ContainerNaming
+    private let connection = Mutex<PostgresConnection?>(nil)
+    private let nextID = Atomic<Int>(1)
+
+    init(endpoint: PostgresEndpoint, naming: ContainerNaming) {
+        self.endpoint = endpoint
+        self.naming = naming
+    }
+
+    deinit {
+        if let open = connection.withLock({ $0 }) { Self.close(open) }
+    }
+
+    /// Runs `body` with the connection, connecting first if there is none; callers queue for it.
+    func withLink<T>(_ body: (PostgresLink) throws -> T) throws -> T {
+        try Self.refuseOnEventLoop()
+        var result: Result<T, any Error> = .failure(StoreError(.internalError, "The PostgreSQL connection was not used."))
+        connection.withLock { slot in
+            do {
+                let open = try slot.flatMap { $0.isClosed ? nil : $0 } ?? connect()
+                slot = open
+                result = .success(try body(PostgresLink(connection: open, session: self)))
+            } catch {
+                if let open = slot, open.isClosed || Self.isConnectionLost(error) {
+                    Self.close(open)
+                    slot = nil
+                }
+                result = .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Closes a connection without waiting, keeping it alive until it is closed (postgres-nio asserts that a connection is closed before it goes).
+    static func close(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
+    /// Closes the connection; the next call opens a new one.
+    func disconnect() {
+        if let open = connection.withLock({ slot -> PostgresConnection? in defer { slot = nil }; return slot }) {
+            _ = try? open.close().wait()
+        }
+    }
+
+    /// Opens a new connection to the endpoint, as its role.
+    func connect() throws -> PostgresConnection {
+        try Self.refuseOnEventLoop()
+        var configuration: PostgresConnection.Configuration = switch endpoint.address {
+        case .socket(let path):
+            .init(unixSocketPath: path, username: endpoint.user, password: endpoint.password(), database: endpoint.database)
+        case .tcp(let host, let port):
+            .init(host: host, port: port, username: endpoint.user, password: endpoint.password(), database: endpoint.database, tls: .disable)
+        }
+        configuration.options.connectTimeout = .seconds(5)
+        do {
+            return try PostgresConnection.connect(on: Self.eventLoops.next(), configuration: configuration,
+                                                  id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, logger: Self.logger).wait()
+        } catch {
+            throw translate(error, doing: "connect")
+        }
+    }
+
+    /// postgres-nio's log, kept quiet: failures reach the caller as errors.
+    static let logger: Logger = {
+        var logger = Logger(label: "recordstore.postgresql")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// Throws when the current thread is one of SwiftNIO's event loops, where waiting for a future would never return.
+    static func refuseOnEventLoop() throws {
+        if MultiThreadedEventLoopGroup.currentEventLoop != nil {
+            throw StoreError(.internalError, "RecordStore's PostgreSQL engine was called on a SwiftNIO event loop thread; its calls wait for the server, so make them from another thread.")
+        }
+    }
+
+    /// Whether an error means the connection is gone, rather than one statement failing on a live one.
+    static func isConnectionLost(_ error: any Error) -> Bool {
+        if let store = error as? StoreError { return store.code == .serviceUnavailable }
+        guard let psql = error as? PSQLError else { return false }
+        return [.serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection].contains(psql.code)
+    }
+
+    /// A `StoreError` that says what failed, in the server's words where it gave any, keeping its SQLSTATE.
+    func translate(_ error: any Error, doing what: String) -> StoreError {
+        if let store = error as? StoreError { return store }
+        guard let psql = error as? PSQLError else {
+            return StoreError(.serviceUnavailable, "Cannot \(what) on the PostgreSQL server at \(endpoint.place): \(error). Messages wait in the outbox until it answers.")
+        }
+        if let info = psql.serverInfo {
+            let state = info[.sqlState] ?? ""
+            let message = info[.message] ?? "an error"
+            let detail = info[.detail].map { " (\($0))" } ?? ""
+            let said = "PostgreSQL said: \(message)\(detail) [SQLSTATE \(state)]"
+            switch state {
+            case "42501":
+                return StoreError(.permissionFailure, "The role \(endpoint.user) may not do that in \(endpoint.database): \(said). Only a record's creator may change or delete it.")
+            case "28000", "28P01":
+                return StoreError(.permissionFailure, "The server at \(endpoint.place) refused the role \(endpoint.user): \(said). Ask its administrator for a role of your OS user's name, or set PGPASSFILE.")
+            case "3D000":
+                return StoreError(.badContainer, "There is no database \(endpoint.database) at \(endpoint.place): \(said).")
+            case "23505", "23503", "23514", "23502":
+                return StoreError(.constraintViolation, "The server refused the change: \(said).")
+            case "40001", "40P01", "55P03":
+                return StoreError(.zoneBusy, "The server could not order this change with another one: \(said). It is retried.")
+            case "54000", "54001", "22001":
+                return StoreError(.limitExceeded, "The server refused a value as too large: \(said).")
+            case let code where code.hasPrefix("08") || code.hasPrefix("57P") || code == "53300":
+                return StoreError(.serviceUnavailable, "The PostgreSQL server at \(endpoint.place) is not available: \(said). Messages wait in the outbox until it is.")
+            case let code where code.hasPrefix("22"):
+                return StoreError(.invalidArguments, "The server refused a value: \(said).")
+            default:
+                return StoreError(.internalError, "A statement failed on the PostgreSQL server at \(endpoint.place): \(said).")
+            }
+        }
+        let reason: String = switch psql.code {
+        case .connectionError: "nothing answers there" + (psql.underlying.map { " (\($0))" } ?? "")
+        case .serverClosedConnection, .uncleanShutdown: "the server closed the connection"
+        case .authMechanismRequiresPassword: "it asks for a password; put one in a password file (PGPASSFILE or ~/.pgpass) or PGPASSWORD"
+        case .unsupportedAuthMechanism: "it asks for an authentication method this client does not support"
+        default: "\(psql.code)"
+        }
+        return StoreError(.serviceUnavailable, "Cannot \(what) on the PostgreSQL server at \(endpoint.place) as \(endpoint.user): \(reason). Messages wait in the outbox until it answers.")
+    }
+}
+
+/// The connection while one caller holds it: statements with bound parameters, waited for.
+struct PostgresLink {
+    let connection: PostgresConnection
+    let session: PostgresSession
+
+    /// Runs one statement and returns its rows. Every value goes in `binds`; `sql` holds none.
+    func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
+        try run(sql, binds).rows
+    }
+
+    /// Runs one statement and returns how many rows it touched.
+    @discardableResult
+    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> Int {
+        try run(sql, binds).metadata.rows ?? 0
+    }
+
+    /// How long a statement may go unanswered before the connection is given up.
+    static let statementTimeout: Double = 60
+
+    /// Runs one statement and waits for it, a quarter second at a time.
+    ///
+    /// A future that is never completed must not hold the caller for ever:
+    /// a query sent as the server was killed was seen to wait on a closed
+    /// connection. Between slices the connection is checked; a closed one, or
+    /// no answer within `statementTimeout`, gives the connection up and throws
+    /// `serviceUnavailable`, which the outbox retries.
+    private func run(_ sql: String, _ binds: PostgresBindings) throws -> PostgresQueryResult {
+        let outcome = Outcome()
+        connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresSession.logger).whenComplete { result in
+            outcome.result.withLock { $0 = result }
+            outcome.done.signal()
+        }
+        var waited = 0.0
+        while outcome.done.wait(timeout: .now() + 0.25) == .timedOut {
+            waited += 0.25
+            if connection.isClosed || waited >= Self.statementTimeout {
+                PostgresSession.close(connection)
+                throw StoreError(.serviceUnavailable, "The PostgreSQL server at \(session.endpoint.place) stopped answering; the connection was dropped and is made again on the next try. Messages wait in the outbox until it answers.")
+            }
+        }
+        do {
+            guard let result = outcome.result.withLock({ $0 }) else { throw StoreError(.internalError, "A statement finished without a result.") }
+            return try result.get()
+        } catch {
+            throw session.translate(error, doing: "run a statement")
+        }
+    }
+
+    /// The answer to one statement, handed from the event loop to the waiting caller.
+    private final class Outcome: Sendable {
+        let result = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+    }
+}
+
+/// Builds the bound values of one statement, handing out `$1`, `$2`, … in order.
+struct PostgresArguments {
+    private(set) var binds = PostgresBindings()
+
+    /// Binds a value and returns its placeholder.
+    mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    /// Binds an optional value, NULL when absent, and returns its placeholder.
+    mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value?) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+}

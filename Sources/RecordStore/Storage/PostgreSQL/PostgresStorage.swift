@@ -1,0 +1,100 @@
+import Foundation
+import PostgresNIO
+
+/// `RecordStorage` on a PostgreSQL server: the public database of a `postgresql` container.
+///
+/// Reads run in a read-only REPEATABLE READ transaction, so one read sees one
+/// snapshot. Writes run in a READ COMMITTED transaction that first takes one
+/// advisory lock (`PostgresSchema.writeLock`): writers commit one at a time,
+/// so change sequences become visible in order and a reader that has seen
+/// sequence N has seen everything before it, as on SQLite. Assets stay in the
+/// container directory for now.
+final class PostgresStorage: RecordStorage {
+    let databaseID: String
+    let session: PostgresSession
+    let assetsDirectory: URL
+    let naming: ContainerNaming
+
+    /// Connects and checks the schema; with `create`, makes it first if the database has none.
+    init(endpoint: PostgresEndpoint, assetsDirectory: URL, naming: ContainerNaming, create: Bool = false) throws {
+        session = PostgresSession(endpoint: endpoint, naming: naming)
+        self.assetsDirectory = assetsDirectory
+        self.naming = naming
+        databaseID = try session.withLink { link in
+            if create { try Self.createSchema(link) }
+            return try Self.checkSchema(link, endpoint: endpoint, naming: naming)
+        }
+    }
+
+    /// Reads `meta`, refusing a database without Fatchat's schema or with a newer one.
+    private static func checkSchema(_ link: PostgresLink, endpoint: PostgresEndpoint, naming: ContainerNaming) throws -> String {
+        guard let present = try link.rows("SELECT to_regclass('fatchat.meta') IS NOT NULL").first, try PostgresColumns(present).bool(0, "present") else {
+            throw StoreError(.badContainer, "The database \(endpoint.database) at \(endpoint.place) holds no \(naming.programName) schema; make it with `\(naming.programName) init DIR --postgres '\(endpoint.url)'`.")
+        }
+        var meta: [String: String] = [:]
+        for row in try link.rows("SELECT key, value FROM fatchat.meta") {
+            let columns = PostgresColumns(row)
+            meta[try columns.text(0, "key")] = try columns.text(1, "value")
+        }
+        guard let version = meta["schema"].flatMap(Int.init), let databaseID = meta["database_id"] else {
+            throw StoreError(.badDatabase, "The schema fatchat in \(endpoint.database) at \(endpoint.place) is damaged: its meta table has no schema version or database ID. It was left untouched.")
+        }
+        if version > PostgresSchema.version {
+            throw StoreError(.incompatibleVersion, "The database \(endpoint.database) was set up by a newer version of \(naming.programName); upgrade this build to use it.")
+        }
+        return databaseID
+    }
+
+    /// Makes the schema in one transaction, unless another process made it first.
+    private static func createSchema(_ link: PostgresLink) throws {
+        try link.execute("BEGIN")
+        do {
+            try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
+            if let present = try link.rows("SELECT to_regclass('fatchat.meta') IS NOT NULL").first, try PostgresColumns(present).bool(0, "present") {
+                try link.execute("COMMIT")
+                return
+            }
+            for statement in PostgresSchema.statements(databaseID: UUID().uuidString, now: Date().timeIntervalSince1970) {
+                var binds = PostgresBindings()
+                for value in statement.binds { binds.append(value) }
+                try link.execute(statement.sql, binds)
+            }
+            try link.execute("COMMIT")
+        } catch {
+            _ = try? link.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
+        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock: false, body)
+    }
+
+    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
+        try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock: true, body)
+    }
+
+    private func transaction<T>(_ begin: String, lock: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
+        do {
+            return try session.withLink { link in
+                try link.execute(begin)
+                do {
+                    if lock { try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds) }
+                    let result = try body(PostgresAccess(link: link, assets: assetsDirectory, naming: naming))
+                    try link.execute("COMMIT")
+                    return result
+                } catch {
+                    if !PostgresSession.isConnectionLost(error) { _ = try? link.execute("ROLLBACK") }
+                    throw error
+                }
+            }
+        } catch let damage as DamagedRow {
+            throw damage.storeError
+        }
+    }
+
+    /// A signal fed by `LISTEN fatchat_changes` on a connection of its own.
+    func makeChangeSignal() throws -> any StorageChangeSignal {
+        try PostgresChangeSignal(endpoint: session.endpoint, naming: naming)
+    }
+}

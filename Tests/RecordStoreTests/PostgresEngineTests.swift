@@ -1,0 +1,128 @@
+import Foundation
+import ProcessTestKit
+import Testing
+@testable import RecordStore
+
+/// The `postgresql` engine against a real server: what only it does (the schema, indexes, search, its errors).
+@Suite(.enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
+struct PostgresEngineTests {
+    @Test("Records, references, a cascading delete and the change feed go through the server")
+    func savesQueriesCascadesAndFeedsChanges() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: .postgresql)
+        #expect(container.engine == .postgresql)
+        let db = container.publicDatabase
+        let start = try db.currentChangeToken()
+
+        let channel = Record(recordType: "Channel", recordID: RecordID(recordName: "general"))
+        var messages: [Record] = []
+        for i in 0..<30 {
+            var m = Record(recordType: "Message", recordID: RecordID(recordName: "m\(i)"))
+            m["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+            m["text"] = .string("hello número \(i) café")
+            m["n"] = .int64(Int64(i))
+            m.creationDate = Date(timeIntervalSince1970: 1_700_000_000 + Double(i / 3))
+            messages.append(m)
+        }
+        try db.modifyRecords(saving: [channel] + messages, deleting: []).check()
+        try db.setIndexes(.queryable, forField: "channel", ofType: "Message")
+        try db.setIndexes(.searchable, forField: "text", ofType: "Message")
+
+        // Newest first in pages of 7 with a keyset cursor: every message once, in order.
+        let query = Query(recordType: "Message", predicate: try QueryPredicate(format: "channel == %@", channel.recordID), sortDescriptors: [.newestFirst])
+        var page = try db.records(matching: query, resultsLimit: 7)
+        var seen = page.records.compactMap { $0["n"]?.int64Value }
+        while let cursor = page.cursor {
+            page = try db.records(continuing: cursor, resultsLimit: 7)
+            seen += page.records.compactMap { $0["n"]?.int64Value }
+        }
+        #expect(seen == (0..<30).reversed().map(Int64.init))
+
+        // Comparisons, IN, BEGINSWITH and token search (accents folded, as on SQLite).
+        let some = try db.records(matching: Query(recordType: "Message", predicate: try QueryPredicate(format: "n >= 10 AND n < 13"),
+                                                  sortDescriptors: [try QuerySortDescriptor(key: "n")]))
+        #expect(some.records.compactMap { $0["n"]?.int64Value } == [10, 11, 12])
+        let among = try db.records(matching: Query(recordType: "Message", predicate: try QueryPredicate(format: "n IN %@", [3, 5, 99])))
+        #expect(Set(among.records.compactMap { $0["n"]?.int64Value }) == [3, 5])
+        let prefix = try db.records(matching: Query(recordType: "Message", predicate: try QueryPredicate(format: "text BEGINSWITH %@", "hello número 2")))
+        #expect(Set(prefix.records.compactMap { $0["n"]?.int64Value }) == [2, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29])
+        let found = try db.records(matching: Query(recordType: "Message", predicate: try QueryPredicate(format: "self CONTAINS %@", "CAFE numero 7")))
+        #expect(found.records.compactMap { $0["n"]?.int64Value } == [7])
+        #expect(try db.countRecords(matching: Query(recordType: "Message", predicate: try QueryPredicate(format: "NOT (n < 25)"))) == 5)
+
+        // Deleting the channel deletes its messages in the same transaction, each in the change feed.
+        try db.deleteRecord(withID: channel.recordID)
+        #expect(try db.records(matching: Query(recordType: "Message")).records.isEmpty)
+        var batch = try db.fetchChanges(since: start, limit: 1_000)
+        var deleted = Set(batch.deletedRecords.map(\.recordID.recordName))
+        while batch.moreComing {
+            batch = try db.fetchChanges(since: batch.token, limit: 1_000)
+            deleted.formUnion(batch.deletedRecords.map(\.recordID.recordName))
+        }
+        #expect(deleted == Set(["general"] + (0..<30).map { "m\($0)" }))
+    }
+
+    @Test("A queryable mark is an expression index the server uses for a channel's newest page")
+    func queryableMarkIsAnExpressionIndex() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: .postgresql)
+        let db = container.publicDatabase
+        try db.setIndexes(.queryable, forField: "channel", ofType: "Message")
+        let channel = RecordID(recordName: "general")
+        let query = Query(recordType: "Message", predicate: try QueryPredicate(format: "channel == %@", channel), sortDescriptors: [.newestFirst])
+        let plan = try db.storage.read { reader in
+            try (reader as? PostgresAccess)?.link.execute("SET LOCAL enable_seqscan = off")
+            return try (reader as? PostgresAccess)?.queryPlan(QueryRequest(query: query, zone: nil, desiredKeys: nil, after: nil, limit: 50)) ?? []
+        }
+        #expect(plan.contains { $0.contains("record_q_") }, "plan: \(plan)")
+        try db.setIndexes([], forField: "channel", ofType: "Message")
+        let indexes = try db.storage.read { reader in
+            try (reader as? PostgresAccess)?.link.rows("SELECT indexname FROM pg_indexes WHERE schemaname = 'fatchat' AND indexname LIKE 'record_q_%'").count ?? -1
+        }
+        #expect(indexes == 0)
+    }
+
+    @Test("A server that is down gives serviceUnavailable with its address, and the container still opens")
+    func downServerIsAClearTransientError() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        try cluster.createRole("root")
+        let dir = try TemporaryDirectory()
+        var options = Container.Options(privateDataDirectory: dir.path("private-data"))
+        options.engine = .postgresql
+        options.postgresURL = cluster.url
+        _ = try Container.create(at: dir.path("container"), access: .umask, options: options)
+        try cluster.kill()
+
+        // The client opens (its private database is local) and learns the server is down only when it uses it.
+        let container = try Container(url: dir.path("container"), options: Container.Options(create: false, privateDataDirectory: dir.path("private-data")))
+        let error = #expect(throws: StoreError.self) { try container.publicDatabase.save(Record(recordType: "Note")) }
+        #expect(error?.code == .serviceUnavailable)
+        #expect(error?.isTransient == true)
+        #expect(error?.message.contains(cluster.directory) == true, "\(error?.message ?? "")")
+        #expect(try container.privateDatabase.save(Record(recordType: "Note")).recordType == "Note")
+
+        // Back up, the same container works without reopening.
+        try cluster.start()
+        #expect(try container.publicDatabase.save(Record(recordType: "Note")).recordType == "Note")
+    }
+
+    @Test("A URL with a password, or without a database, is refused before anything is written")
+    func badURLsAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        var options = Container.Options(privateDataDirectory: dir.path("private-data"))
+        options.engine = .postgresql
+        for url in ["postgresql://alice:secret@db.example/chat", "postgresql://db.example/", "mysql://db.example/chat"] {
+            options.postgresURL = url
+            let error = #expect(throws: StoreError.self) { try Container.create(at: dir.path("container"), access: .umask, options: options) }
+            #expect(error?.code == .invalidArguments)
+            #expect(!FileManager.default.fileExists(atPath: dir.path("container").path))
+        }
+        let socket = try PostgresEndpoint(url: "postgresql:///chat?host=/tmp/pg&port=5433", environment: [:])
+        #expect(socket.address == .socket(path: "/tmp/pg/.s.PGSQL.5433"))
+        let tcp = try PostgresEndpoint(url: "postgresql://bob@db.example:6543/chat", environment: [:])
+        #expect(tcp.address == .tcp(host: "db.example", port: 6543))
+        #expect(tcp.user == "bob")
+        #expect(PostgresEndpoint.passFileFields(#"db\:x:5432:chat:bob:pa\\ss"#) == ["db:x", "5432", "chat", "bob", #"pa\ss"#])
+    }
+}
