@@ -62,6 +62,7 @@ extension ChatScreen {
             } else if window.atNewest {
                 state.messages.append(item(message))
                 if state.scroll != .bottom { state.hasNewMessagesBelow = true }
+                letGoOfOldestIfMany()
             } else {
                 state.hasNewMessagesBelow = true
             }
