@@ -5,7 +5,7 @@ import Testing
 
 extension MultiProcessTests {
     /// The log engine with real processes, and a real second OS user.
-    @Suite(.serialized)
+    @Suite(.startsProcesses, .serialized)
     struct LogProcessTests {
         /// `store-worker` arguments for a log container, with the private data directory standing for a host or a user.
         static func arguments(_ command: String, _ container: String, privateDir: String, _ more: [String] = []) -> [String] {
