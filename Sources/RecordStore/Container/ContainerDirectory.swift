@@ -21,6 +21,13 @@ enum ContainerDirectory {
                      propose: () -> ContainerDescriptor) throws -> ContainerDescriptor {
         let madeDirectory = try makeDirectoryIfMissing(url, access: access, naming: naming)
         let directory = try DirectoryHandle(path: url.path, followingLink: true, naming: naming)
+        // A database without a descriptor may be a container that another process is making
+        // right now, under this lock (it makes the database first): wait for it before
+        // deciding that the descriptor has gone.
+        if !exclusive, try ContainerDescriptor.read(in: directory, naming: naming) == nil,
+           try directory.status(databaseName) != nil {
+            directory.lock()
+        }
         if !exclusive, let descriptor = try existing(in: directory, naming: naming) { return descriptor }
         guard let access else {
             throw StoreError(.badContainer, "\(url.path) is not a \(naming.programName) container (it has no \(ContainerDescriptor.fileName)). Make one with \(naming.creating(url.path)).")
