@@ -32,14 +32,20 @@ public struct OutboxEntry: Sendable {
     public var createsOnly = false
     /// The subscription to save, for `subscribe`.
     public var subscription: Subscription?
-    /// Why the outbox record could not be read, when it was damaged; the entry then holds no record
-    /// or subscription, its state is `failed` with this error, and the sender marks it so without sending it.
-    /// An operation that is itself unreadable shows as `save`.
-    var unreadable: StoreError?
+    /// The outbox record is damaged: the entry holds no record or subscription, its state is `failed`
+    /// with what is wrong, and the sender marks it so without sending it. An unreadable operation shows as `save`.
+    /// A flag rather than the error itself, which holds three records: the sender copies entries around.
+    var isUnreadable = false
     /// The outbox record as it was read; its change tag tells whether the entry was replaced since.
     var item: Record
     /// Orders entries: earlier first.
     var order: Int64 { item["order"]?.int64Value ?? 0 }
+
+    /// What is wrong with a damaged outbox record; `nil` for one that reads.
+    var unreadable: StoreError? {
+        guard isUnreadable, case .failed(let code, let message) = state else { return nil }
+        return StoreError(code, message)
+    }
 }
 
 /// One change to queue for the public database.
@@ -249,10 +255,9 @@ struct Outbox: Sendable {
             }
         } catch {
             let cause = (error as? StoreError)?.message ?? "\(error)"
-            let problem = StoreError(.badDatabase, "The queued change to \(target) cannot be read from the outbox; "
-                                     + "it stays there, marked failed, until it is discarded. \(cause)")
-            entry.unreadable = problem
-            entry.state = .failed(code: problem.code, message: problem.message)
+            entry.isUnreadable = true
+            entry.state = .failed(code: .badDatabase, message: "The queued change to \(target) cannot be read from the outbox; "
+                                  + "it stays there, marked failed, until it is discarded. \(cause)")
         }
         return entry
     }
