@@ -1,0 +1,323 @@
+import Foundation
+import ProcessTestKit
+import Testing
+@testable import RecordStore
+
+/// Issue 13: the `log` engine on real network filesystems, each mounted twice from a server on
+/// 127.0.0.1 (two mounts are what two hosts look like to each other). Writers are `store-worker save`
+/// processes, receivers are `sync-worker receive` processes (a sync engine each), every one with a
+/// private data directory of its own, as separate hosts would have. Skipped, with the reason
+/// printed, where a filesystem's packages or FUSE are missing; `.ci/run` installs them.
+@Suite(.serialized) struct LogFilesystemMatrixTests {
+    static let writers = 8
+    static let perWriter = 200
+
+    /// Each filesystem that can be mounted here; the others are skipped with their reason printed.
+    static let available: [NetworkShare] = NetworkShare.allCases.filter(\.isAvailable)
+
+    // MARK: Processes
+
+    /// Mounts `share` twice under `dir` and makes a log container through mount A, as
+    /// `fatchat init DIR --engine log` does; returns the container as seen through A and through B.
+    ///
+    /// Through smbnetfs that fails (a known issue, recorded): the container's files are written
+    /// aside and `link(2)`ed into place, and smbnetfs refuses `link` with EPERM. There the
+    /// container is made on the server's side instead, in network mode, and used through both mounts.
+    static func container(on share: NetworkShare, in dir: TemporaryDirectory) async throws -> (a: URL, b: URL) {
+        let mounts = try share.up(in: dir.url)
+        do {
+            let sides = (a: mounts.a.appendingPathComponent("chat"), b: mounts.b.appendingPathComponent("chat"))
+            let initThroughA = ["info", "--container", sides.a.path, "--engine", "log", "--private-dir", dir.path("private-init").path]
+            if share == .smbnetfs {
+                await withKnownIssue("smbnetfs refuses link(2) (EPERM), and a container's files are linked into place: init through the mount fails") {
+                    try await Fixture.run(initThroughA, timeout: .seconds(120))
+                }
+                if !FileManager.default.fileExists(atPath: sides.a.appendingPathComponent("container.json").path) {
+                    try await Fixture.run(["info", "--container", share.export(in: dir.url).appendingPathComponent("chat").path, "--mode", "network",
+                                           "--engine", "log", "--private-dir", dir.path("private-init-server").path], timeout: .seconds(120))
+                }
+            } else {
+                try await Fixture.run(initThroughA, timeout: .seconds(120))
+            }
+            return sides
+        } catch {
+            share.down(in: dir.url)
+            throw error
+        }
+    }
+
+    static func save(_ name: String, container: URL, privateDir: URL, count: Int, prefix: String) throws -> WorkerProcess {
+        try WorkerProcess(name, ["save", "--container", container.path, "--engine", "log", "--private-dir", privateDir.path,
+                                 "--type", "Message", "--count", "\(count)", "--prefix", prefix])
+    }
+
+    static func receive(_ name: String, container: URL, privateDir: URL, expect: Int, timeout: Int) throws -> WorkerProcess {
+        try WorkerProcess(name, executable: "SyncWorker", ["receive", "--container", container.path, "--private-data", privateDir.path,
+                                                           "--poll", "0.25", "--expect", "\(expect)", "--timeout", "\(timeout)"])
+    }
+
+    static func send(_ name: String, container: URL, privateDir: URL, count: Int, prefix: String, from: Int = 0) throws -> WorkerProcess {
+        try WorkerProcess(name, executable: "SyncWorker", ["send", "--container", container.path, "--private-data", privateDir.path,
+                                                           "--poll", "0.25", "--count", "\(count)", "--prefix", prefix,
+                                                           "--from", "\(from)", "--drain-timeout", "240"])
+    }
+
+    /// `store-worker check` through `container` with a fresh cache in `privateDir`.
+    static func check(_ container: URL, privateDir: URL) async throws -> Fixture.CheckReport {
+        let lines = try await Fixture.run(["check", "--container", container.path, "--engine", "log", "--private-dir", privateDir.path,
+                                           "--type", "Message"], timeout: .seconds(300))
+        guard let json = lines.last else { throw WorkerProcess.Failure(description: "`store-worker check` printed nothing.") }
+        return try JSONDecoder().decode(Fixture.CheckReport.self, from: Data(json.utf8))
+    }
+
+    /// Counts how often each name appears in a receiver's `got NAME` lines.
+    static func received(_ lines: [String]) -> [String: Int] {
+        lines.filter { $0.hasPrefix("got ") }.reduce(into: [:]) { $0[String($1.dropFirst(4)), default: 0] += 1 }
+    }
+
+    /// Notes when each line of each worker first arrived in this process, every 20 ms, until stopped.
+    final class LineClock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [String: [ContinuousClock.Instant]] = [:]
+        private var stopped = false
+
+        func start(_ workers: [WorkerProcess]) -> Task<Void, Never> {
+            Task.detached { [self] in
+                while !lock.withLock({ stopped }) {
+                    let now = ContinuousClock.now
+                    for worker in workers {
+                        let lines = worker.lines
+                        lock.withLock {
+                            var times = seen[worker.name, default: []]
+                            if times.count < lines.count { times += Array(repeating: now, count: lines.count - times.count) }
+                            seen[worker.name] = times
+                        }
+                    }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
+        }
+
+        func stop() { lock.withLock { stopped = true } }
+
+        /// The time each of `worker`'s lines arrived, by line.
+        func times(_ worker: WorkerProcess) -> [(String, ContinuousClock.Instant)] {
+            let times = lock.withLock { seen[worker.name] ?? [] }
+            return Array(zip(worker.lines, times))
+        }
+    }
+
+    /// Seen on sshfs, intermittently: a receiver never reads some writers' logs, and never delivers their messages.
+    static let coarseDirectoryTime = """
+        A poll lists an account's folder again only when the folder's stat (inode, size, mtime) changed. sshfs reports \
+        whole seconds and a folder's size stays 4096, so logs created in the same second as the receiver's first listing \
+        never change that stamp: the receiver never lists them, and their messages never arrive (a fresh cache reads them all).
+        """
+
+    /// Seen once on sshfs (1 run in 4): a fresh `check` through mount B, after the receivers there had timed out, read 0 of 1600. Cause not found yet.
+    static let freshReaderOnSSHFS = "A fresh cache through sshfs mount B once read none of the messages that a fresh cache through mount A read (cause not found yet)"
+
+    /// Runs `body`; with `knownIssue`, what it records is that known, intermittent issue.
+    static func expecting(knownIssue: String?, _ body: () async throws -> Void) async throws {
+        if let knownIssue {
+            await withKnownIssue(Comment(rawValue: knownIssue), isIntermittent: true) { try await body() }
+        } else {
+            try await body()
+        }
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return .nan }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+    }
+
+    // MARK: The matrix
+
+    @Test("8 writers × 200 over both mounts, 2 receivers on mount B: every message once through either mount, each receiver delivers each once",
+          arguments: available)
+    func eightWritersTwoMountsTwoReceivers(share: NetworkShare) async throws {
+        let dir = try TemporaryDirectory()
+        let (sideA, sideB) = try await Self.container(on: share, in: dir)
+        defer { share.down(in: dir.url) }
+        if share == .smbnetfs {
+            // smbnetfs shows every directory as 0777: no sticky bit on `logs/`, so every client refuses
+            // the container, as it must where anyone could remove another's log. Nothing can be written.
+            await withKnownIssue("Through smbnetfs `logs/` reads as 0777 without its sticky bit, and every client refuses the container (badContainer)") {
+                try await Fixture.run(["save", "--container", sideA.path, "--engine", "log", "--private-dir", dir.path("private-writer0").path,
+                                       "--type", "Message", "--count", "1", "--prefix", "w0"], timeout: .seconds(120))
+            }
+            return
+        }
+        let total = Self.writers * Self.perWriter
+        // sshfs's default 20 s attribute cache holds a log's new size back for up to 20 s.
+        let patience = share == .sshfs ? 150 : 120
+        let receivers = try (0..<2).map {
+            try Self.receive("receiver\($0)", container: sideB, privateDir: dir.path("private-receiver\($0)"), expect: total, timeout: patience)
+        }
+        let started = ContinuousClock.now
+        let writers = try (0..<Self.writers).map { index in
+            try Self.save("writer\(index)", container: index % 2 == 0 ? sideA : sideB, privateDir: dir.path("private-writer\(index)"),
+                          count: Self.perWriter, prefix: "w\(index)")
+        }
+        let clock = LineClock()
+        let sampler = clock.start(writers + receivers)
+        defer {
+            clock.stop()
+            (writers + receivers).forEach { $0.killIfRunning() }
+        }
+
+        for writer in writers {
+            let end = try await writer.finish(timeout: .seconds(300))
+            #expect(end == .success, "\(share) \(writer.name) ended with \(end): \(writer.errorText)")
+            #expect(writer.lines.count == Self.perWriter, "\(share) \(writer.name) reported \(writer.lines.count) saves")
+        }
+        let written = ContinuousClock.now - started
+        let expected = Set((0..<Self.writers).flatMap { w in (0..<Self.perWriter).map { "w\(w)-\($0)" } })
+        // Every receiver delivered every message, once.
+        try await Self.expecting(knownIssue: share == .sshfs ? Self.coarseDirectoryTime : nil) {
+            for receiver in receivers {
+                let end = try await receiver.finish(timeout: .seconds(patience + 60))
+                #expect(end == .success, "\(share) \(receiver.name) ended with \(end): \(receiver.errorText) \(receiver.lines.suffix(2))")
+                let counts = Self.received(receiver.lines)
+                let missing = expected.subtracting(counts.keys)
+                let writersMissed = Set(missing.map { $0.prefix { $0 != "-" } }).sorted()
+                #expect(missing.isEmpty, "\(share) \(receiver.name) never delivered \(missing.count) (all from \(writersMissed)): \(missing.sorted().prefix(10))")
+            }
+        }
+        for receiver in receivers {
+            let counts = Self.received(receiver.lines)
+            let twice = counts.filter { $0.value > 1 }.keys.sorted()
+            #expect(twice.isEmpty, "\(share) \(receiver.name) delivered \(twice.count) more than once: \(twice.prefix(10))")
+            #expect(Set(counts.keys).subtracting(expected).isEmpty)
+        }
+        let delivered = ContinuousClock.now - started
+        clock.stop()
+        await sampler.value
+        // Read through either mount with a fresh cache: present exactly once.
+        var table: [String] = []
+        for (label, side) in [("A", sideA), ("B", sideB)] {
+            let logs = (try? FileManager.default.subpathsOfDirectory(atPath: side.appendingPathComponent("logs").path))?.filter { $0.hasSuffix(".log") }.count ?? -1
+            let report = try await Self.check(side, privateDir: dir.path("private-check-\(label)"))
+            let difference = Fixture.difference(present: report.present, expected: expected)
+            try await Self.expecting(knownIssue: share == .sshfs && label == "B" ? Self.freshReaderOnSSHFS : nil) {
+                #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count) (\(logs) logs listed): \(difference.missing.prefix(10))")
+                #expect(report.createdEntries == expected.count, "\(share) through \(label): \(report.createdEntries) created entries")
+            }
+            #expect(difference.extra.isEmpty, "\(share) through \(label) has extra \(difference.extra.prefix(10))")
+            #expect(report.duplicated.isEmpty, "\(share) through \(label) created twice: \(report.duplicated.prefix(10))")
+            table.append("through \(label) (\(logs) logs listed): present \(report.present.count - difference.extra.count)/\(expected.count), missing \(difference.missing.count), duplicated \(report.duplicated.count)")
+        }
+
+        // Delivery latency: a writer's line (its save returned) to a receiver's `got` line.
+        var savedAt: [String: ContinuousClock.Instant] = [:]
+        for writer in writers { for (line, time) in clock.times(writer) { savedAt[line] = time } }
+        var latencies: [Double] = []
+        for receiver in receivers {
+            for (line, time) in clock.times(receiver) where line.hasPrefix("got ") {
+                guard let saved = savedAt[String(line.dropFirst(4))] else { continue }
+                let seconds = (time - saved) / .seconds(1)
+                latencies.append(max(0, seconds))
+            }
+        }
+        latencies.sort()
+        let p50 = Self.percentile(latencies, 0.50), p99 = Self.percentile(latencies, 0.99)
+        print(String(format: "[figure] log engine on %@ (two mounts): %d×%d messages, %@; receiver delivery p50 %.2f s, p99 %.2f s, max %.2f s over %d deliveries; writers done in %@, receivers in %@",
+                     share.rawValue, Self.writers, Self.perWriter, table.joined(separator: "; "), p50, p99, latencies.last ?? .nan,
+                     latencies.count, "\(written)", "\(delivered)"))
+    }
+
+    // MARK: A killed writer, and a container that is briefly away
+
+    /// GlusterFS when it is here (the real distributed filesystem), else bindfs.
+    static let killShare: [NetworkShare] = available.contains(.glusterfs) ? [.glusterfs] : available.filter { $0 == .bindfs }
+
+    @Test("A writer SIGKILLed mid-append keeps every save it reported, and its restart continues; a killed sender's outbox is sent by its restart",
+          arguments: killShare)
+    func killedWriterLosesNothing(share: NetworkShare) async throws {
+        let dir = try TemporaryDirectory()
+        let (sideA, sideB) = try await Self.container(on: share, in: dir)
+        defer { share.down(in: dir.url) }
+
+        // store-worker: killed after 100 reported saves, then run again with the same private data.
+        let writerData = dir.path("private-victim")
+        let victim = try Self.save("victim", container: sideA, privateDir: writerData, count: 1_000_000, prefix: "victim")
+        defer { victim.killIfRunning() }
+        let got100 = await victim.waitForLines(100, timeout: .seconds(180))
+        #expect(got100, "\(share): the victim never reported 100 saves: \(victim.errorText)")
+        try await Task.sleep(for: .milliseconds(Int.random(in: 0...40)))
+        victim.signal(SIGKILL)
+        _ = try await victim.finish(timeout: .seconds(30))
+        let reported = Set(victim.lines)
+        let again = try Self.save("victim again", container: sideA, privateDir: writerData, count: 50, prefix: "after")
+        #expect(try await again.finish(timeout: .seconds(180)) == .success, "\(share): \(again.errorText)")
+
+        // sync-worker send: killed at random after it queued some; its restart sends what was queued.
+        let senderData = dir.path("private-sender")
+        let sender = try Self.send("sender", container: sideB, privateDir: senderData, count: 300, prefix: "queued")
+        defer { sender.killIfRunning() }
+        _ = await sender.waitForLines(Int.random(in: 40...120), timeout: .seconds(180))
+        sender.signal(SIGKILL)
+        _ = try await sender.finish(timeout: .seconds(30))
+        let queued = Set(sender.lines.filter { $0.hasPrefix("queued ") }.map { String($0.dropFirst(7)) })
+        let resumed = try Self.send("sender again", container: sideB, privateDir: senderData, count: 0, prefix: "queued")
+        #expect(try await resumed.finish(timeout: .seconds(240)) == .success, "\(share): \(resumed.errorText) \(resumed.lines.suffix(2))")
+
+        for (label, side) in [("A", sideA), ("B", sideB)] {
+            let report = try await Self.check(side, privateDir: dir.path("private-check-\(label)"))
+            let present = Set(report.present)
+            let lost = reported.subtracting(present)
+            #expect(lost.isEmpty, "\(share) through \(label): saves the victim reported are gone: \(lost.sorted().prefix(10))")
+            let victims = present.filter { $0.hasPrefix("victim-") }.count
+            #expect(victims == reported.count || victims == reported.count + 1, "\(share) through \(label): \(victims) victim records for \(reported.count) reported")
+            #expect(present.filter { $0.hasPrefix("after-") }.count == 50, "\(share) through \(label): the restarted writer's saves are not all there")
+            let unsent = queued.subtracting(present)
+            #expect(unsent.isEmpty, "\(share) through \(label): queued messages never arrived: \(unsent.sorted().prefix(10))")
+            #expect(report.duplicated.isEmpty, "\(share) through \(label) created twice: \(report.duplicated.prefix(10))")
+            #expect(queued.count >= 40)
+        }
+        // One log per private data directory that wrote: the victim's restart appended to its own log.
+        let logs = try FileManager.default.subpathsOfDirectory(atPath: sideA.appendingPathComponent("logs").path).filter { $0.hasSuffix(".log") }
+        #expect(logs.count == 2, "\(share): logs \(logs)")
+        print("[figure] \(share): the killed writer had reported \(reported.count) saves; the killed sender had queued \(queued.count)")
+    }
+
+    static let bounceShare: [NetworkShare] = available.filter { $0 == .glusterfs }
+
+    @Test("The GlusterFS volume stops for 3 s (both mounts fail) and starts again while writers and a receiver run: all recover, nothing is lost",
+          arguments: bounceShare)
+    func containerBrieflyAway(share: NetworkShare) async throws {
+        let dir = try TemporaryDirectory()
+        let (sideA, sideB) = try await Self.container(on: share, in: dir)
+        defer { share.down(in: dir.url) }
+        let perSender = 300
+        let receiver = try Self.receive("receiver", container: sideB, privateDir: dir.path("private-receiver"), expect: 2 * perSender, timeout: 240)
+        let senders = [
+            try Self.send("sender A", container: sideA, privateDir: dir.path("private-sender-a"), count: perSender, prefix: "a"),
+            try Self.send("sender B", container: sideB, privateDir: dir.path("private-sender-b"), count: perSender, prefix: "b"),
+        ]
+        defer { (senders + [receiver]).forEach { $0.killIfRunning() } }
+        _ = await senders[1].waitForLines(50, timeout: .seconds(120))
+        let deliveredBefore = Self.received(receiver.lines).count
+        try share.bounce(in: dir.url, awayFor: 3)
+
+        for sender in senders {
+            let end = try await sender.finish(timeout: .seconds(300))
+            #expect(end == .success, "\(share) \(sender.name) ended with \(end): \(sender.errorText) \(sender.lines.suffix(2))")
+        }
+        let end = try await receiver.finish(timeout: .seconds(300))
+        #expect(end == .success, "\(share) receiver ended with \(end): \(receiver.errorText) \(receiver.lines.suffix(2))")
+        let expected = Set(["a", "b"].flatMap { p in (0..<perSender).map { "\(p)-\($0)" } })
+        let counts = Self.received(receiver.lines)
+        #expect(expected.subtracting(counts.keys).isEmpty, "\(share) receiver missed \(expected.subtracting(counts.keys).count)")
+        #expect(counts.values.allSatisfy { $0 == 1 }, "\(share) receiver delivered some twice")
+        #expect(deliveredBefore < expected.count, "the volume went away before the receiver had everything")
+        for (label, side) in [("A", sideA), ("B", sideB)] {
+            let report = try await Self.check(side, privateDir: dir.path("private-check-\(label)"))
+            let difference = Fixture.difference(present: report.present, expected: expected)
+            #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count): \(difference.missing.prefix(10))")
+            #expect(difference.extra.isEmpty)
+            #expect(report.duplicated.isEmpty)
+        }
+        print("[figure] \(share) volume stopped for 3 s: the receiver had \(deliveredBefore) of \(expected.count) before; all arrived once after")
+    }
+}
