@@ -107,15 +107,11 @@ import Testing
         }
     }
 
-    /// Seen on sshfs, intermittently: a receiver never reads some writers' logs, and never delivers their messages.
-    static let coarseDirectoryTime = """
-        A poll lists an account's folder again only when the folder's stat (inode, size, mtime) changed. sshfs reports \
-        whole seconds and a folder's size stays 4096, so logs created in the same second as the receiver's first listing \
-        never change that stamp: the receiver never lists them, and their messages never arrive (a fresh cache reads them all).
-        """
-
-    /// Seen once on sshfs (1 run in 4): a fresh `check` through mount B, after the receivers there had timed out, read 0 of 1600. Cause not found yet.
-    static let freshReaderOnSSHFS = "A fresh cache through sshfs mount B once read none of the messages that a fresh cache through mount A read (cause not found yet)"
+    /// Still seen on sshfs (default options) after the `LogDirectory.names` fix, in 1 of 2 runs: writers done in
+    /// 4 s, each receiver on mount B delivered about 300 of 1600 and then nothing for 150 s, while a fresh cache
+    /// through B read all 1600. Suspected: a poll skips an account folder or log whose stat (whole seconds on
+    /// sshfs, and up to 20 s stale) did not change since a listing or read that saw less; not diagnosed yet.
+    static let sshfsReceiversStall = "sshfs: receivers on mount B stop delivering after a few hundred messages, though a fresh cache through B reads all (cause not found yet)"
 
     /// Runs `body`; with `knownIssue`, what it records is that known, intermittent issue.
     static func expecting(knownIssue: String?, _ body: () async throws -> Void) async throws {
@@ -174,7 +170,7 @@ import Testing
         let written = ContinuousClock.now - started
         let expected = Set((0..<Self.writers).flatMap { w in (0..<Self.perWriter).map { "w\(w)-\($0)" } })
         // Every receiver delivered every message, once.
-        try await Self.expecting(knownIssue: share == .sshfs ? Self.coarseDirectoryTime : nil) {
+        try await Self.expecting(knownIssue: share == .sshfs ? Self.sshfsReceiversStall : nil) {
             for receiver in receivers {
                 let end = try await receiver.finish(timeout: .seconds(patience + 60))
                 #expect(end == .success, "\(share) \(receiver.name) ended with \(end): \(receiver.errorText) \(receiver.lines.suffix(2))")
@@ -182,13 +178,10 @@ import Testing
                 let missing = expected.subtracting(counts.keys)
                 let writersMissed = Set(missing.map { $0.prefix { $0 != "-" } }).sorted()
                 #expect(missing.isEmpty, "\(share) \(receiver.name) never delivered \(missing.count) (all from \(writersMissed)): \(missing.sorted().prefix(10))")
+                let twice = counts.filter { $0.value > 1 }.keys.sorted()
+                #expect(twice.isEmpty, "\(share) \(receiver.name) delivered \(twice.count) more than once: \(twice.prefix(10))")
+                #expect(Set(counts.keys).subtracting(expected).isEmpty)
             }
-        }
-        for receiver in receivers {
-            let counts = Self.received(receiver.lines)
-            let twice = counts.filter { $0.value > 1 }.keys.sorted()
-            #expect(twice.isEmpty, "\(share) \(receiver.name) delivered \(twice.count) more than once: \(twice.prefix(10))")
-            #expect(Set(counts.keys).subtracting(expected).isEmpty)
         }
         let delivered = ContinuousClock.now - started
         clock.stop()
@@ -199,10 +192,8 @@ import Testing
             let logs = (try? FileManager.default.subpathsOfDirectory(atPath: side.appendingPathComponent("logs").path))?.filter { $0.hasSuffix(".log") }.count ?? -1
             let report = try await Self.check(side, privateDir: dir.path("private-check-\(label)"))
             let difference = Fixture.difference(present: report.present, expected: expected)
-            try await Self.expecting(knownIssue: share == .sshfs && label == "B" ? Self.freshReaderOnSSHFS : nil) {
-                #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count) (\(logs) logs listed): \(difference.missing.prefix(10))")
-                #expect(report.createdEntries == expected.count, "\(share) through \(label): \(report.createdEntries) created entries")
-            }
+            #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count) (\(logs) logs listed): \(difference.missing.prefix(10))")
+            #expect(report.createdEntries == expected.count, "\(share) through \(label): \(report.createdEntries) created entries")
             #expect(difference.extra.isEmpty, "\(share) through \(label) has extra \(difference.extra.prefix(10))")
             #expect(report.duplicated.isEmpty, "\(share) through \(label) created twice: \(report.duplicated.prefix(10))")
             table.append("through \(label) (\(logs) logs listed): present \(report.present.count - difference.extra.count)/\(expected.count), missing \(difference.missing.count), duplicated \(report.duplicated.count)")
@@ -279,6 +270,33 @@ import Testing
         let logs = try FileManager.default.subpathsOfDirectory(atPath: sideA.appendingPathComponent("logs").path).filter { $0.hasSuffix(".log") }
         #expect(logs.count == 2, "\(share): logs \(logs)")
         print("[figure] \(share): the killed writer had reported \(reported.count) saves; the killed sender had queued \(queued.count)")
+    }
+
+    static let sshfsShare: [NetworkShare] = available.filter { $0 == .sshfs }
+
+    /// sshfs answers a second listing of a directory it has held open for longer than its 20 s cache
+    /// with nothing (and caches that). A client that lists `logs/` through one long-held descriptor
+    /// then sees no account at all, and stops reading: a log that appears after 20 s never arrives.
+    @Test("sshfs: a log that appears 25 s after the receiver started (past sshfs's 20 s cache) is read and delivered",
+          arguments: sshfsShare)
+    func logAppearingAfterTheCacheExpiredArrives(share: NetworkShare) async throws {
+        let dir = try TemporaryDirectory()
+        let (sideA, sideB) = try await Self.container(on: share, in: dir)
+        defer { share.down(in: dir.url) }
+        let receiver = try Self.receive("receiver", container: sideB, privateDir: dir.path("private-receiver"), expect: 20, timeout: 90)
+        defer { receiver.killIfRunning() }
+        try await Fixture.run(["save", "--container", sideA.path, "--engine", "log", "--private-dir", dir.path("private-early").path,
+                               "--type", "Message", "--count", "10", "--prefix", "early"])
+        try await Task.sleep(for: .seconds(25))
+        try await Fixture.run(["save", "--container", sideA.path, "--engine", "log", "--private-dir", dir.path("private-late").path,
+                               "--type", "Message", "--count", "10", "--prefix", "late"])
+        let end = try await receiver.finish(timeout: .seconds(150))
+        let counts = Self.received(receiver.lines)
+        #expect(counts.keys.filter { $0.hasPrefix("early-") }.count == 10, "\(share): early messages delivered: \(counts.keys.sorted())")
+        #expect(counts.keys.filter { $0.hasPrefix("late-") }.count == 10, "\(share): the late log's messages were not delivered: \(receiver.lines.suffix(2))")
+        #expect(end == .success, "\(share) receiver ended with \(end): \(receiver.errorText)")
+        let report = try await Self.check(sideB, privateDir: dir.path("private-check"))
+        #expect(report.present.count == 20, "\(share): a fresh cache through B read \(report.present.count) of 20")
     }
 
     static let bounceShare: [NetworkShare] = available.filter { $0 == .glusterfs }
