@@ -75,15 +75,6 @@ public enum NetworkShare: String, CaseIterable, Sendable, CustomStringConvertibl
         }
     }
 
-    /// The exported directory itself, on the server's side: what `fatchat init` on the server host would be given.
-    public func export(in directory: URL) -> URL {
-        switch self {
-        case .bindfs, .sshfs: directory.appendingPathComponent("shared")
-        case .glusterfs: directory.appendingPathComponent("brick")
-        case .smbnetfs: directory.appendingPathComponent("share")
-        }
-    }
-
     /// Unmounts both and stops the server; safe to call twice.
     public func down(in directory: URL) {
         let result = Self.runScript(script, ["down", directory.path])

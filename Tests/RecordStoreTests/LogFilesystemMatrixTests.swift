@@ -19,26 +19,12 @@ import Testing
 
     /// Mounts `share` twice under `dir` and makes a log container through mount A, as
     /// `fatchat init DIR --engine log` does; returns the container as seen through A and through B.
-    ///
-    /// Through smbnetfs that fails (a known issue, recorded): the container's files are written
-    /// aside and `link(2)`ed into place, and smbnetfs refuses `link` with EPERM. There the
-    /// container is made on the server's side instead, in network mode, and used through both mounts.
     static func container(on share: NetworkShare, in dir: TemporaryDirectory) async throws -> (a: URL, b: URL) {
         let mounts = try share.up(in: dir.url)
         do {
             let sides = (a: mounts.a.appendingPathComponent("chat"), b: mounts.b.appendingPathComponent("chat"))
-            let initThroughA = ["info", "--container", sides.a.path, "--engine", "log", "--private-dir", dir.path("private-init").path]
-            if share == .smbnetfs {
-                await withKnownIssue("smbnetfs refuses link(2) (EPERM), and a container's files are linked into place: init through the mount fails") {
-                    try await Fixture.run(initThroughA, timeout: .seconds(120))
-                }
-                if !FileManager.default.fileExists(atPath: sides.a.appendingPathComponent("container.json").path) {
-                    try await Fixture.run(["info", "--container", share.export(in: dir.url).appendingPathComponent("chat").path, "--mode", "network",
-                                           "--engine", "log", "--private-dir", dir.path("private-init-server").path], timeout: .seconds(120))
-                }
-            } else {
-                try await Fixture.run(initThroughA, timeout: .seconds(120))
-            }
+            try await Fixture.run(["info", "--container", sides.a.path, "--engine", "log", "--private-dir", dir.path("private-init").path],
+                                  timeout: .seconds(120))
             return sides
         } catch {
             share.down(in: dir.url)
@@ -68,6 +54,35 @@ import Testing
                                            "--type", "Message"], timeout: .seconds(300))
         guard let json = lines.last else { throw WorkerProcess.Failure(description: "`store-worker check` printed nothing.") }
         return try JSONDecoder().decode(Fixture.CheckReport.self, from: Data(json.utf8))
+    }
+
+    /// How long a mount may show a log shorter than it is: sshfs holds a file's size for 20 s (its default
+    /// attribute cache), GlusterFS for 1 s. A fresh cache read through a mount sooner may miss the newest
+    /// messages; they are late, not lost.
+    static func staleness(of share: NetworkShare) -> Duration { share == .sshfs ? .seconds(20) : .seconds(2) }
+
+    /// `check` through `container`, each time with a fresh cache, until every name in `expected` is there or
+    /// the mount's cache has certainly expired: what is missing then is lost. Returns the last report and the tries.
+    static func checkUntilComplete(_ container: URL, expected: Set<String>, share: NetworkShare, privateDir: (Int) -> URL) async throws
+        -> (report: Fixture.CheckReport, tries: Int) {
+        let deadline = ContinuousClock.now + staleness(of: share) + .seconds(10)
+        var tries = 0
+        while true {
+            tries += 1
+            let report = try await check(container, privateDir: privateDir(tries))
+            if expected.isSubset(of: report.present) || ContinuousClock.now > deadline { return (report, tries) }
+            try await Task.sleep(for: .seconds(2))
+        }
+    }
+
+    /// How many logs a listing of `logs/` and its folders shows through `container`'s mount.
+    /// (FileManager's recursive listing finds none through smbnetfs, so each folder is listed by itself.)
+    static func logCount(_ container: URL) -> Int {
+        let logs = container.appendingPathComponent("logs")
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: logs.path)) ?? []
+        return folders.reduce(0) { count, folder in
+            count + ((try? FileManager.default.contentsOfDirectory(atPath: logs.appendingPathComponent(folder).path)) ?? []).filter { $0.hasSuffix(".log") }.count
+        }
     }
 
     /// Counts how often each name appears in a receiver's `got NAME` lines.
@@ -107,21 +122,6 @@ import Testing
         }
     }
 
-    /// Still seen on sshfs (default options) after the `LogDirectory.names` fix, in 1 of 2 runs: writers done in
-    /// 4 s, each receiver on mount B delivered about 300 of 1600 and then nothing for 150 s, while a fresh cache
-    /// through B read all 1600. Suspected: a poll skips an account folder or log whose stat (whole seconds on
-    /// sshfs, and up to 20 s stale) did not change since a listing or read that saw less; not diagnosed yet.
-    static let sshfsReceiversStall = "sshfs: receivers on mount B stop delivering after a few hundred messages, though a fresh cache through B reads all (cause not found yet)"
-
-    /// Runs `body`; with `knownIssue`, what it records is that known, intermittent issue.
-    static func expecting(knownIssue: String?, _ body: () async throws -> Void) async throws {
-        if let knownIssue {
-            await withKnownIssue(Comment(rawValue: knownIssue), isIntermittent: true) { try await body() }
-        } else {
-            try await body()
-        }
-    }
-
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {
         guard !sorted.isEmpty else { return .nan }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
@@ -135,17 +135,8 @@ import Testing
         let dir = try TemporaryDirectory()
         let (sideA, sideB) = try await Self.container(on: share, in: dir)
         defer { share.down(in: dir.url) }
-        if share == .smbnetfs {
-            // smbnetfs shows every directory as 0777: no sticky bit on `logs/`, so every client refuses
-            // the container, as it must where anyone could remove another's log. Nothing can be written.
-            await withKnownIssue("Through smbnetfs `logs/` reads as 0777 without its sticky bit, and every client refuses the container (badContainer)") {
-                try await Fixture.run(["save", "--container", sideA.path, "--engine", "log", "--private-dir", dir.path("private-writer0").path,
-                                       "--type", "Message", "--count", "1", "--prefix", "w0"], timeout: .seconds(120))
-            }
-            return
-        }
         let total = Self.writers * Self.perWriter
-        // sshfs's default 20 s attribute cache holds a log's new size back for up to 20 s.
+        // sshfs's default 20 s attribute cache holds a log's new size back for up to 20 s, and a new log as long.
         let patience = share == .sshfs ? 150 : 120
         let receivers = try (0..<2).map {
             try Self.receive("receiver\($0)", container: sideB, privateDir: dir.path("private-receiver\($0)"), expect: total, timeout: patience)
@@ -170,18 +161,16 @@ import Testing
         let written = ContinuousClock.now - started
         let expected = Set((0..<Self.writers).flatMap { w in (0..<Self.perWriter).map { "w\(w)-\($0)" } })
         // Every receiver delivered every message, once.
-        try await Self.expecting(knownIssue: share == .sshfs ? Self.sshfsReceiversStall : nil) {
-            for receiver in receivers {
-                let end = try await receiver.finish(timeout: .seconds(patience + 60))
-                #expect(end == .success, "\(share) \(receiver.name) ended with \(end): \(receiver.errorText) \(receiver.lines.suffix(2))")
-                let counts = Self.received(receiver.lines)
-                let missing = expected.subtracting(counts.keys)
-                let writersMissed = Set(missing.map { $0.prefix { $0 != "-" } }).sorted()
-                #expect(missing.isEmpty, "\(share) \(receiver.name) never delivered \(missing.count) (all from \(writersMissed)): \(missing.sorted().prefix(10))")
-                let twice = counts.filter { $0.value > 1 }.keys.sorted()
-                #expect(twice.isEmpty, "\(share) \(receiver.name) delivered \(twice.count) more than once: \(twice.prefix(10))")
-                #expect(Set(counts.keys).subtracting(expected).isEmpty)
-            }
+        for receiver in receivers {
+            let end = try await receiver.finish(timeout: .seconds(patience + 60))
+            #expect(end == .success, "\(share) \(receiver.name) ended with \(end): \(receiver.errorText) \(receiver.lines.suffix(2))")
+            let counts = Self.received(receiver.lines)
+            let missing = expected.subtracting(counts.keys)
+            let writersMissed = Set(missing.map { $0.prefix { $0 != "-" } }).sorted()
+            #expect(missing.isEmpty, "\(share) \(receiver.name) never delivered \(missing.count) (all from \(writersMissed)): \(missing.sorted().prefix(10))")
+            let twice = counts.filter { $0.value > 1 }.keys.sorted()
+            #expect(twice.isEmpty, "\(share) \(receiver.name) delivered \(twice.count) more than once: \(twice.prefix(10))")
+            #expect(Set(counts.keys).subtracting(expected).isEmpty)
         }
         let delivered = ContinuousClock.now - started
         clock.stop()
@@ -189,14 +178,14 @@ import Testing
         // Read through either mount with a fresh cache: present exactly once.
         var table: [String] = []
         for (label, side) in [("A", sideA), ("B", sideB)] {
-            let logs = (try? FileManager.default.subpathsOfDirectory(atPath: side.appendingPathComponent("logs").path))?.filter { $0.hasSuffix(".log") }.count ?? -1
-            let report = try await Self.check(side, privateDir: dir.path("private-check-\(label)"))
+            let logs = Self.logCount(side)
+            let (report, tries) = try await Self.checkUntilComplete(side, expected: expected, share: share) { dir.path("private-check-\(label)-\($0)") }
             let difference = Fixture.difference(present: report.present, expected: expected)
-            #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count) (\(logs) logs listed): \(difference.missing.prefix(10))")
+            #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count) (\(logs) logs listed, \(tries) tries): \(difference.missing.prefix(10))")
             #expect(report.createdEntries == expected.count, "\(share) through \(label): \(report.createdEntries) created entries")
             #expect(difference.extra.isEmpty, "\(share) through \(label) has extra \(difference.extra.prefix(10))")
             #expect(report.duplicated.isEmpty, "\(share) through \(label) created twice: \(report.duplicated.prefix(10))")
-            table.append("through \(label) (\(logs) logs listed): present \(report.present.count - difference.extra.count)/\(expected.count), missing \(difference.missing.count), duplicated \(report.duplicated.count)")
+            table.append("through \(label) (\(logs) logs listed): present \(report.present.count - difference.extra.count)/\(expected.count), missing \(difference.missing.count), duplicated \(report.duplicated.count), complete at try \(tries)")
         }
 
         // Delivery latency: a writer's line (its save returned) to a receiver's `got` line.
@@ -253,8 +242,9 @@ import Testing
         let resumed = try Self.send("sender again", container: sideB, privateDir: senderData, count: 0, prefix: "queued")
         #expect(try await resumed.finish(timeout: .seconds(240)) == .success, "\(share): \(resumed.errorText) \(resumed.lines.suffix(2))")
 
+        let mustBeThere = reported.union(queued).union((0..<50).map { "after-\($0)" })
         for (label, side) in [("A", sideA), ("B", sideB)] {
-            let report = try await Self.check(side, privateDir: dir.path("private-check-\(label)"))
+            let report = try await Self.checkUntilComplete(side, expected: mustBeThere, share: share) { dir.path("private-check-\(label)-\($0)") }.report
             let present = Set(report.present)
             let lost = reported.subtracting(present)
             #expect(lost.isEmpty, "\(share) through \(label): saves the victim reported are gone: \(lost.sorted().prefix(10))")
@@ -267,8 +257,7 @@ import Testing
             #expect(queued.count >= 40)
         }
         // One log per private data directory that wrote: the victim's restart appended to its own log.
-        let logs = try FileManager.default.subpathsOfDirectory(atPath: sideA.appendingPathComponent("logs").path).filter { $0.hasSuffix(".log") }
-        #expect(logs.count == 2, "\(share): logs \(logs)")
+        #expect(Self.logCount(sideA) == 2, "\(share): \(Self.logCount(sideA)) logs")
         print("[figure] \(share): the killed writer had reported \(reported.count) saves; the killed sender had queued \(queued.count)")
     }
 
@@ -330,7 +319,7 @@ import Testing
         #expect(counts.values.allSatisfy { $0 == 1 }, "\(share) receiver delivered some twice")
         #expect(deliveredBefore < expected.count, "the volume went away before the receiver had everything")
         for (label, side) in [("A", sideA), ("B", sideB)] {
-            let report = try await Self.check(side, privateDir: dir.path("private-check-\(label)"))
+            let report = try await Self.checkUntilComplete(side, expected: expected, share: share) { dir.path("private-check-\(label)-\($0)") }.report
             let difference = Fixture.difference(present: report.present, expected: expected)
             #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count): \(difference.missing.prefix(10))")
             #expect(difference.extra.isEmpty)
