@@ -129,6 +129,14 @@ import Testing
 
     // MARK: The matrix
 
+    @Test("In CI (CI=true), where .ci/run installs every server, no filesystem of the matrix is skipped")
+    func everyFilesystemRunsInCI() {
+        guard ProcessInfo.processInfo.environment["CI"] == "true" else { return }
+        for share in NetworkShare.allCases {
+            #expect(share.unavailableReason == nil, "CI=true, but \(share) cannot be mounted: \(share.unavailableReason ?? "")")
+        }
+    }
+
     @Test("8 writers × 200 over both mounts, 2 receivers on mount B: every message once through either mount, each receiver delivers each once",
           arguments: available)
     func eightWritersTwoMountsTwoReceivers(share: NetworkShare) async throws {

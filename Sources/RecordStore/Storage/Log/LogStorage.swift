@@ -27,6 +27,8 @@ final class LogStorage: RecordStorage {
         set { relistSetting.withLock { $0 = newValue } }
     }
     private let relistSetting: Mutex<Duration>
+    /// Whether a log whose `stat` has not changed for `relistAfter` is opened, to refresh the mount's cached `stat`.
+    private let opensUnchangedLogs: Bool
     private let logs: DirectoryHandleBox
     private let historyLimit: Int
     /// What the last poll saw of each log and account directory, to skip what has not changed.
@@ -60,6 +62,7 @@ final class LogStorage: RecordStorage {
         }
         ownersAreMeaningful = ownedByMe && filesystem.kind.showsOwnersAndModes
         relistSetting = Mutex(Self.relistInterval(on: filesystem.kind))
+        opensUnchangedLogs = filesystem.isNetwork
         ownDirectory = DirectoryHandleBox(own)
         self.logs = DirectoryHandleBox(logs)
         self.historyLimit = historyLimit
@@ -208,14 +211,16 @@ final class LogStorage: RecordStorage {
         var key: String { account + "/" + LogDirectory.fileName(for: client) }
     }
 
-    /// How long a listing of an account folder is used again while the folder's `stat` stays the same.
+    /// How long a listing of an account folder, or a log's `stat`, is trusted while it stays the same.
     ///
     /// A folder's `stat` cannot be trusted to change when a log is made in it on a network
     /// filesystem: sshfs gives whole-second times and a fixed size, and caches them for 20 s, so a
     /// log made in the second of a listing changed nothing a later poll could see, and its
     /// messages never arrived. There every folder is listed again at least once a second, which
-    /// bounds how late a new log is seen by the mount's own listing cache. A local disk's
-    /// nanosecond times are trusted, with a rare listing as a backstop.
+    /// bounds how late a new log is seen by the mount's own listing cache; and a log whose `stat`
+    /// has not changed for that long is opened, since sshfs refreshes a file's cached `stat` when
+    /// it is opened (otherwise a message waited up to 20 s). A local disk's nanosecond times are
+    /// trusted, with a rare listing as a backstop.
     static func relistInterval(on kind: FilesystemKind) -> Duration {
         kind.isNetwork ? .seconds(1) : .seconds(10)
     }
@@ -245,8 +250,16 @@ final class LogStorage: RecordStorage {
             for name in names.sorted() {
                 guard let client = LogDirectory.client(inFileName: name),
                       let file = try? directory.handle.status(name), file.st_mode & S_IFMT == S_IFREG else { continue }
-                let candidate = Candidate(account: account, uid: uid, client: client, directory: directory, stamp: FileStamp(file))
-                if seen.withLock({ $0.logs[candidate.key] }) != candidate.stamp { candidates.append(candidate) }
+                var candidate = Candidate(account: account, uid: uid, client: client, directory: directory, stamp: FileStamp(file))
+                let key = candidate.key
+                let (remembered, confirmed) = seen.withLock { ($0.logs[key], $0.confirmed[key]) }
+                if remembered == candidate.stamp, opensUnchangedLogs, confirmed.map({ now - $0 >= relistAfter }) ?? true {
+                    // An open refreshes the mount's cached `stat` (sshfs's, kept 20 s); the new one shows now or at a later poll.
+                    if let fd = try? directory.handle.openRegularFile(name) { close(fd) }
+                    seen.withLock { $0.confirmed[key] = now }
+                    if let again = try? directory.handle.status(name), again.st_mode & S_IFMT == S_IFREG { candidate.stamp = FileStamp(again) }
+                }
+                if remembered != candidate.stamp { candidates.append(candidate) }
             }
         }
         return candidates
@@ -328,6 +341,8 @@ struct PollMemory {
     }
 
     var logs: [String: FileStamp] = [:]
+    /// When each log unchanged since it was read was last opened to refresh the mount's cached `stat`.
+    var confirmed: [String: ContinuousClock.Instant] = [:]
     var accounts: [String: Listing] = [:]
 }
 
