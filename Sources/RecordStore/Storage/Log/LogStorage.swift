@@ -62,7 +62,9 @@ final class LogStorage: RecordStorage {
         }
         ownersAreMeaningful = ownedByMe && filesystem.kind.showsOwnersAndModes
         relistSetting = Mutex(Self.relistInterval(on: filesystem.kind))
-        opensUnchangedLogs = filesystem.isNetwork
+        // sshfs answers `stat` from a cache it refreshes when the file is opened; GlusterFS's client
+        // gave no fresher size after an open (tried), so there an open would only cost a round trip.
+        opensUnchangedLogs = filesystem.kind == .sshfs
         ownDirectory = DirectoryHandleBox(own)
         self.logs = DirectoryHandleBox(logs)
         self.historyLimit = historyLimit
@@ -217,10 +219,10 @@ final class LogStorage: RecordStorage {
     /// filesystem: sshfs gives whole-second times and a fixed size, and caches them for 20 s, so a
     /// log made in the second of a listing changed nothing a later poll could see, and its
     /// messages never arrived. There every folder is listed again at least once a second, which
-    /// bounds how late a new log is seen by the mount's own listing cache; and a log whose `stat`
-    /// has not changed for that long is opened, since sshfs refreshes a file's cached `stat` when
-    /// it is opened (otherwise a message waited up to 20 s). A local disk's nanosecond times are
-    /// trusted, with a rare listing as a backstop.
+    /// bounds how late a new log is seen by the mount's own listing cache; and on sshfs a log whose
+    /// `stat` has not changed for that long is opened, since sshfs refreshes a file's cached `stat`
+    /// when it is opened (otherwise a message waited up to 20 s). A local disk's nanosecond times
+    /// are trusted, with a rare listing as a backstop.
     static func relistInterval(on kind: FilesystemKind) -> Duration {
         kind.isNetwork ? .seconds(1) : .seconds(10)
     }
