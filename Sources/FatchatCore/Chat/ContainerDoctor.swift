@@ -40,7 +40,7 @@ public struct ContainerDoctor: Sendable, Equatable {
         case .sshfs:
             if !sshfsCachesBriefly(daemonOptions ?? []) {
                 let seen = daemonOptions == nil ? " (its options could not be read, so they are taken to be the defaults)" : ""
-                report.warnings.append("sshfs caches attributes for 20 s by default\(seen), so other mounts see new messages up to 20 s late. Mount with -o cache=no (or -o attr_timeout=1,entry_timeout=1).")
+                report.warnings.append("sshfs caches attributes and folder listings for 20 s by default\(seen), so other mounts see a new client's messages up to 20 s late, and Fatchat opens every log once a second to refresh the rest. Mount with -o cache=no (or -o attr_timeout=1,entry_timeout=1).")
             }
         case .glusterfs:
             if summary.engine == .log {
