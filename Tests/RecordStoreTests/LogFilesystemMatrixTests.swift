@@ -8,7 +8,7 @@ import Testing
 /// processes, receivers are `sync-worker receive` processes (a sync engine each), every one with a
 /// private data directory of its own, as separate hosts would have. Skipped, with the reason
 /// printed, where a filesystem's packages or FUSE are missing; `.ci/run` installs them.
-@Suite(.serialized) struct LogFilesystemMatrixTests {
+@Suite(.startsProcesses, .serialized) struct LogFilesystemMatrixTests {
     static let writers = 8
     static let perWriter = 200
 
