@@ -54,6 +54,7 @@ public struct EventFormatter: Sendable {
                 "at": Self.rfc3339(message.date),
             ]
             if message.edited { object["edited"] = true }
+            if !message.verified { object["verified"] = false }
             if let attachment = message.attachment {
                 object["attachment"] = ["type": message.attachmentType ?? "application/octet-stream", "size": attachment.size ?? 0]
             }
@@ -64,7 +65,8 @@ public struct EventFormatter: Sendable {
         var rest = message.text
         if message.edited { rest += " (edited)" }
         if message.attachment != nil { rest += " [attachment \(message.shortID): \(message.attachmentType ?? "file")]" }
-        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) <\(handle)> \(Sanitizer.inert(rest))"
+        let mark = message.verified ? "" : "?"
+        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) \(mark)<\(handle)> \(Sanitizer.inert(rest))"
         return type == "edited" ? "* " + line : line
     }
 

@@ -33,17 +33,20 @@ public enum ChatEvent: Sendable {
     case reload
     /// A row of the shared file did not decode and was skipped: an inert line to show once.
     case damagedRowSkipped(String)
+    /// Someone's published key changed since this user last saw it: an inert line to show once.
+    case keyChanged(String)
 }
 
 extension ChatEvent {
     /// The chat's reading of one sync event.
-    static func from(_ event: SyncEvent) -> [ChatEvent] {
+    /// `reading` makes a message of a record, checking its signature; by default a record's signature is not looked at.
+    static func from(_ event: SyncEvent, reading: (Record) -> Message? = Message.init) -> [ChatEvent] {
         switch event {
         case .recordsChanged(let records):
             return records.compactMap { record in
                 switch record.recordType {
                 case ChatSchema.messageType:
-                    return Message(record).map { $0.edited ? .messageEdited($0) : .message($0) }
+                    return reading(record).map { $0.edited ? .messageEdited($0) : .message($0) }
                 case ChatSchema.channelType:
                     return Channel(record).map(ChatEvent.channelChanged)
                 case ChatSchema.membershipType:
@@ -70,6 +73,8 @@ extension ChatEvent {
             return [.reload]
         case .damagedRowSkipped(let line):
             return [.damagedRowSkipped(line)]
+        case .keyChanged(let line):
+            return [.keyChanged(line)]
         case .notification(let notification):
             return ChatNotification(notification).map { [.notification($0)] } ?? []
         }

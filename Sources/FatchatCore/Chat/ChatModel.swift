@@ -94,6 +94,9 @@ public struct Message: Hashable, Sendable {
     public var sender: UserID?
     public var date: Date
     public var edited: Bool
+    /// Whether the sender's published key vouches for the message as it is; a line that is
+    /// unsigned, or whose signature does not match, is shown as possibly forged.
+    public var verified = true
     var attachment: Asset?
     /// The attachment's media type; `nil` when the message has none.
     public var attachmentType: String?

@@ -36,7 +36,7 @@ extension ChatScreen {
             describeWait()
         case .reload:
             if let name = session.current { select(name) }
-        case .damagedRowSkipped(let line):
+        case .damagedRowSkipped(let line), .keyChanged(let line):
             notice(line)
         }
     }
