@@ -70,6 +70,20 @@ public struct EventFormatter: Sendable {
         return type == "edited" ? "* " + line : line
     }
 
+    /// `TIME @bob <alice> text` for a direct message (the conversation's other side after `@`),
+    /// or `{"type":"dm",...}` with `from`, `user`, `to`, `text` and `at`.
+    public func directMessage(_ message: DirectMessage) -> String {
+        if json {
+            var object: [String: Any] = ["type": "dm", "id": message.id.rawValue, "from": message.handle, "user": message.from.rawValue,
+                                         "to": message.to.rawValue, "text": message.text, "at": Self.rfc3339(message.date)]
+            if !message.verified { object["verified"] = false }
+            return JSONText.object(object)
+        }
+        let mark = message.verified ? "" : "?"
+        let sender = label(handle: message.handle, user: message.from.rawValue)
+        return "\(Self.clock(message.date)) dm \(Sanitizer.inert(message.from.rawValue))→\(Sanitizer.inert(message.to.rawValue)) \(mark)<\(Sanitizer.inert(sender))> \(Sanitizer.inert(message.text))"
+    }
+
     /// `-- alice (bob): hi (in #ops)`, or `{"type":"notification",...}`: the alert with its sender
     /// labelled as in message lines, inert, and in JSON the sender's `from` and `user` beside it.
     public func notification(_ notification: ChatNotification) -> String {

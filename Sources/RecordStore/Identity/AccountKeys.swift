@@ -66,7 +66,8 @@ public final class AccountKeys: Sendable {
             guard seen != key.fingerprint else { return }
             state.known?[account] = key.fingerprint
             saveKnown(state.known ?? [:])
-            if let seen {
+            // One's own key changes only by one's own doing (a lost identity.key): nothing to warn about.
+            if let seen, account != own.publicIdentity.account {
                 warning = "The key of \(account) has changed: it was \(seen), it is now \(key.fingerprint). If they did not make a new key, someone else may be writing as them; their messages signed with the old key now show as unverified (?)."
             }
         }
