@@ -14,7 +14,8 @@ enum SignatureCheckLines {
         var lines: [String] = []
         var more = 0
         for type in try database.recordTypes().map(\.recordType) {
-            var page = try database.records(matching: Query(recordType: type), resultsLimit: 200)
+            // A type no save would accept was planted by hand; the integrity check reports its rows already.
+            guard var page = try? database.records(matching: Query(recordType: type), resultsLimit: 200) else { continue }
             while true {
                 for record in page.records {
                     let check = keys.check(record)

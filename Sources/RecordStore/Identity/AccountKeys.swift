@@ -59,6 +59,8 @@ public final class AccountKeys: Sendable {
         let key = account == own.publicIdentity.account ? own.publicIdentity : directory.key(of: account)
         var warning: String?
         state.withLock { state in
+            // Creators come from the file: a member could name thousands, so the cache has a bound.
+            if state.cache.count > 10_000 { state.cache = [:] }
             state.cache[account] = (key, now)
             guard let key else { return }
             if state.known == nil { state.known = loadKnown() }
