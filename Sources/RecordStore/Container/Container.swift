@@ -45,6 +45,9 @@ public final class Container: Sendable {
     public let currentUser: UserIdentity
     public let publicDatabase: RecordDatabase
     public let privateDatabase: RecordDatabase
+    /// This user's keys and the published keys of others, for checking who wrote a record; nil when the
+    /// private data directory could hold no key (the reason went to standard error).
+    public let accountKeys: AccountKeys?
 
     /// The user record ID of whoever runs this process.
     public var currentUserRecordID: RecordID { currentUser.recordID }
@@ -95,8 +98,10 @@ public final class Container: Sendable {
             }
         }
         let publicStorage: any RecordStorage = options.opensPublicDatabaseOnFirstUse ? LazyStorage(open) : try open()
+        let keys = Self.accountKeys(container: url, engine: engine, privateRoot: privateRoot, user: user, naming: naming)
+        accountKeys = keys
         publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets, naming: naming),
-                                        user: user, historyLimit: options.changeHistoryLimit)
+                                        user: user, historyLimit: options.changeHistoryLimit, signer: keys?.own)
 
         privateDatabase = RecordDatabase(scope: .private, storage: privateStorage,
                                          assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true), naming: naming),

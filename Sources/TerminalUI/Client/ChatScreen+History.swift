@@ -22,8 +22,10 @@ extension ChatScreen {
         if message.hasAttachment {
             text = "[\(message.attachmentType ?? "file") \(message.shortID)] " + text
         }
-        return MessageItem(id: message.id.rawValue, time: message.date, handle: message.handle,
-                           userID: message.sender?.rawValue ?? "", text: text, isEdited: message.edited, delivery: delivery)
+        var item = MessageItem(id: message.id.rawValue, time: message.date, handle: message.handle,
+                               userID: message.sender?.rawValue ?? "", text: text, isEdited: message.edited, delivery: delivery)
+        item.isUnverified = !message.verified
+        return item
     }
 
     /// The newest page, scrolled to the bottom.

@@ -179,7 +179,7 @@ struct Opening {
     mutating func note(_ event: ChatEvent) {
         switch event {
         case .status: status = event
-        case .damagedRowSkipped: damagedRows.append(event)
+        case .damagedRowSkipped, .keyChanged: damagedRows.append(event)
         default: break
         }
     }
