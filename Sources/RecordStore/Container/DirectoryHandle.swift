@@ -81,7 +81,8 @@ final class DirectoryHandle {
     /// folder as 0777), a missing sticky bit says nothing and is not held against the folder.
     func stickyDirectory(_ name: String, harm: String, modesAreMeaningful: Bool = true) throws -> DirectoryHandle {
         func checked(_ folder: DirectoryHandle) throws -> DirectoryHandle {
-            guard !modesAreMeaningful || (try folder.status().st_mode & S_ISVTX != 0) else {
+            let sticky = try folder.status().st_mode & S_ISVTX != 0
+            guard sticky || !modesAreMeaningful else {
                 throw StoreError(.badContainer, "\(folder.path) is not sticky, so any member could \(harm). Its owner can fix it with `chmod +t \(folder.path)`.")
             }
             return folder
