@@ -12,19 +12,7 @@
 set -euo pipefail
 
 MOUNTS=(sshfs-a sshfs-b bindfs-a bindfs-b)
-
-# Runs a daemon with no descriptors but 0-2 from us. Foundation.Process learns
-# that its child ended when an inherited socket closes, so a daemon holding
-# that socket would make the caller wait for as long as the mount lives.
-detached() {
-  (
-    for fd in /proc/$BASHPID/fd/*; do
-      fd=${fd##*/}
-      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
-    done
-    exec "$@"
-  )
-}
+source "$(dirname "${BASH_SOURCE[0]}")/mount-common.sh"
 
 unavailable() { echo "fuse-mounts: FUSE unavailable: $*" >&2; exit 2; }
 
@@ -37,12 +25,6 @@ check() {
   for tool in sshfs bindfs fusermount3 ssh-keygen /usr/sbin/sshd mountpoint; do
     command -v "$tool" >/dev/null || unavailable "$tool is not installed (apt-get install sshfs openssh-server bindfs fuse3)"
   done
-}
-
-unmount() {
-  local mnt=$1
-  mountpoint -q "$mnt" 2>/dev/null || return 0
-  fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || umount -l "$mnt"
 }
 
 down() {

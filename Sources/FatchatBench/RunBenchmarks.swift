@@ -48,9 +48,11 @@ struct RunBenchmarks: ParsableCommand {
             try client.idleCPU(seconds: settings.idleDuration, into: &report)
         }
         if selected.contains(.log) {
-            progress("log engine: catch-up of \(settings.logMessageCount) messages, post throughput, delivery across two bindfs mounts")
+            progress("log engine: catch-up of \(settings.logMessageCount) messages, post throughput, delivery across two bindfs mounts"
+                     + (settings.smoke ? "" : " and two GlusterFS mounts"))
             try LogBenchmark(work: work, catchUpMessages: settings.logMessageCount, processes: settings.processCount,
-                             postsPerProcess: settings.postCount, deliveryMessages: settings.deliveryCount).run(into: &report)
+                             postsPerProcess: settings.postCount, deliveryMessages: settings.deliveryCount,
+                             measuresGlusterFS: !settings.smoke).run(into: &report)
         }
         report.notes.append("Load average at the end (1, 5, 15 min): \(MachineDescription.loadAverage()) on \(report.machine.cores) cores.")
         if settings.smoke { report.notes.append("Smoke run: tiny sizes, for CI only; these figures say nothing about performance.") }

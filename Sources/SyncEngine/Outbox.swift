@@ -32,10 +32,20 @@ public struct OutboxEntry: Sendable {
     public var createsOnly = false
     /// The subscription to save, for `subscribe`.
     public var subscription: Subscription?
+    /// The outbox record is damaged: the entry holds no record or subscription, its state is `failed`
+    /// with what is wrong, and the sender marks it so without sending it. An unreadable operation shows as `save`.
+    /// A flag rather than the error itself, which holds three records: the sender copies entries around.
+    var isUnreadable = false
     /// The outbox record as it was read; its change tag tells whether the entry was replaced since.
     var item: Record
     /// Orders entries: earlier first.
     var order: Int64 { item["order"]?.int64Value ?? 0 }
+
+    /// What is wrong with a damaged outbox record; `nil` for one that reads.
+    var unreadable: StoreError? {
+        guard isUnreadable, case .failed(let code, let message) = state else { return nil }
+        return StoreError(code, message)
+    }
 }
 
 /// One change to queue for the public database.
@@ -56,11 +66,9 @@ public enum OutgoingChange: Sendable {
 /// The durable outbox: a custom zone of the private database, one record per target record.
 ///
 /// A later change to the same target replaces the earlier one, so that an
-/// edit before sending sends only the final text. A save keeps the record as
-/// one ``PendingRecord`` text under `record`, with its assets under `assets`
-/// (so that the private database holds their files until they are sent) and
-/// its bytes under `bytes`.
-/// Entries that older builds queued keep their own form (see `Outbox+Legacy.swift`).
+/// edit before sending sends only the final text. A save keeps the record in
+/// the store's own stored-field text, its assets and bytes beside it (see ``PendingRecord``).
+/// An outbox record that does not read gives a failed entry that says why; it is kept until discarded.
 struct Outbox: Sendable {
     static let zone = ZoneID(zoneName: "fatchatOutbox")
     static let itemType = "OutboxItem"
@@ -133,10 +141,7 @@ struct Outbox: Sendable {
         var item = Record(recordType: Self.itemType, recordID: itemID(record.recordID))
         item["op"] = .string(OutboxEntry.Operation.save.rawValue)
         item["type"] = .string(record.recordType)
-        var sidecar = PendingRecord.Sidecar()
-        item["record"] = .string(try PendingRecord(record, sidecar: &sidecar).text(for: record.recordID))
-        if !sidecar.assets.isEmpty { item["assets"] = .list(sidecar.assets.map(FieldValue.asset)) }
-        if !sidecar.bytes.isEmpty { item["bytes"] = .list(sidecar.bytes.map(FieldValue.bytes)) }
+        try PendingRecord.write(record, into: &item)
         return item
     }
 
@@ -146,13 +151,13 @@ struct Outbox: Sendable {
 
     /// Every entry, oldest first.
     func entries() throws -> [OutboxEntry] {
-        try database.allRecords(in: Self.zone).compactMap(entry).sorted { $0.order < $1.order }
+        try database.allRecords(in: Self.zone).map(entry).sorted { $0.order < $1.order }
     }
 
     /// Entries waiting to be sent, oldest first.
     func pending(limit: Int) throws -> [OutboxEntry] {
         try database.records(matching: try query(state: "pending"), inZone: Self.zone, resultsLimit: limit).records
-            .compactMap(entry).sorted { $0.order < $1.order }
+            .map(entry).sorted { $0.order < $1.order }
     }
 
     /// How many entries wait, and how many failed for good; without loading their fields.
@@ -227,42 +232,50 @@ struct Outbox: Sendable {
         RecordID(recordName: target.recordName, zoneID: Self.zone)
     }
 
-    private func entry(_ item: Record) -> OutboxEntry? {
-        guard let op = item["op"]?.stringValue.flatMap(OutboxEntry.Operation.init(rawValue:)) else { return nil }
+    /// The entry an outbox record holds; a damaged one gives a failed entry that says what is wrong.
+    private func entry(_ item: Record) -> OutboxEntry {
         let target = RecordID(recordName: item.recordID.recordName)
         let type = item["type"]?.stringValue ?? ""
-        var record: Record?
-        if op == .save {
-            if let text = item["record"]?.stringValue {
-                let sidecar = PendingRecord.Sidecar(assets: item["assets"]?.listValue?.compactMap(\.assetValue) ?? [],
-                                                    bytes: item["bytes"]?.listValue?.compactMap(\.bytesValue) ?? [])
-                let key = "\(item.recordID.recordName)\u{0}\(item.recordChangeTag ?? "")"
-                if let known = decoded[key] {
-                    record = known
-                } else {
-                    guard let kept = PendingRecord(text: text)?.record(type: type, id: target, sidecar: sidecar) else { return nil }
-                    decoded[key] = kept
-                    record = kept
-                }
-            } else {
-                record = Self.legacyRecord(item, type: type, id: target)
-            }
-        }
-        let state: OutboxState
+        var entry = OutboxEntry(recordID: target, recordType: type, operation: .save, state: .pending, item: item)
         if item["state"]?.stringValue == "failed" {
             let code = item["errorCode"]?.stringValue.flatMap(StoreError.Code.init(rawValue:)) ?? .internalError
-            state = .failed(code: code, message: item["errorMessage"]?.stringValue ?? "")
-        } else {
-            state = .pending
+            entry.state = .failed(code: code, message: item["errorMessage"]?.stringValue ?? "")
         }
-        let policy = item["policy"]?.stringValue.flatMap(SavePolicy.init(rawValue:)) ?? .ifServerRecordUnchanged
-        var subscription: Subscription?
-        if op == .subscribe {
-            guard let body = item["body"]?.bytesValue, let decoded = try? JSONDecoder().decode(Subscription.self, from: body) else { return nil }
-            subscription = decoded
+        entry.savePolicy = item["policy"]?.stringValue.flatMap(SavePolicy.init(rawValue:)) ?? .ifServerRecordUnchanged
+        entry.createsOnly = item["createOnly"]?.int64Value == 1
+        do {
+            guard let op = item["op"]?.stringValue.flatMap(OutboxEntry.Operation.init(rawValue:)) else {
+                throw StoreError(.badDatabase, "Its operation is not one the outbox writes.")
+            }
+            entry.operation = op
+            switch op {
+            case .save: entry.record = try record(item, type: type, target: target)
+            case .subscribe: entry.subscription = try Self.subscription(item)
+            case .delete, .unsubscribe: break
+            }
+        } catch {
+            let cause = (error as? StoreError)?.message ?? "\(error)"
+            entry.isUnreadable = true
+            entry.state = .failed(code: .badDatabase, message: "The queued change to \(target) cannot be read from the outbox; "
+                                  + "it stays there, marked failed, until it is discarded. \(cause)")
         }
-        return OutboxEntry(recordID: target, recordType: type, operation: op, state: state, record: record,
-                           savePolicy: policy, createsOnly: item["createOnly"]?.int64Value == 1, subscription: subscription, item: item)
+        return entry
+    }
+
+    /// The record a save holds, decoded from its text once per change of the outbox record.
+    private func record(_ item: Record, type: String, target: RecordID) throws -> Record {
+        let key = "\(item.recordID.recordName)\u{0}\(item.recordChangeTag ?? "")"
+        if let known = decoded[key] { return known }
+        let record = try PendingRecord.read(from: item, type: type, id: target)
+        decoded[key] = record
+        return record
+    }
+
+    private static func subscription(_ item: Record) throws -> Subscription {
+        guard let body = item["body"]?.bytesValue, let subscription = try? JSONDecoder().decode(Subscription.self, from: body) else {
+            throw StoreError(.badDatabase, "Its subscription does not decode.")
+        }
+        return subscription
     }
 }
 

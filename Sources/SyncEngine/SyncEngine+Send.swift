@@ -135,7 +135,9 @@ extension SyncEngine {
 
         var transient: StoreError?
         for entry in entries {
-            if entry.operation == .subscribe || entry.operation == .unsubscribe {
+            if let problem = entry.unreadable {
+                settlement.failed(entry, problem)
+            } else if entry.operation == .subscribe || entry.operation == .unsubscribe {
                 switch changeSubscription(entry) {
                 case .success: settlement.subscribed(entry)
                 case .failure(let error) where error.isTransient: transient = error

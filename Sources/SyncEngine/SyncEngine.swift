@@ -136,6 +136,7 @@ public final class SyncEngine: Sendable {
     /// that draws on the terminal, and so must show them itself, on its own thread.
     public func reportDamagedRows() {
         DamagedRowLog.report(replaying: true) { [weak self] line in self?.emit(.damagedRowSkipped(line)) }
+        container.accountKeys?.report { [weak self] line in self?.emit(.keyChanged(line)) }
     }
 }
 

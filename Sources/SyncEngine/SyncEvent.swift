@@ -42,4 +42,6 @@ public enum SyncEvent: Sendable {
     case changeTokenExpired(refetched: [Record])
     /// A row of the shared file did not decode and was skipped: one inert line, once per row (see ``DamagedRowLog``).
     case damagedRowSkipped(String)
+    /// An account's published key is not the one this user saw before: one line, once per change (see ``AccountKeys``).
+    case keyChanged(String)
 }

@@ -44,7 +44,10 @@ do {
     }
     redraw(terminal)
     try MainLoop.run(terminal: terminal, eventDescriptor: nil) { event, terminal in
-        guard case .input(let events) = event else { return event == .tick ? .proceed : .stop }
+        guard case .input(let events) = event else {
+            if case .terminate = event { return .stop }
+            return .proceed
+        }
         for input in events {
             let size = terminal.size
             if input == .key(.character("q")), editor.text.isEmpty { return .stop }

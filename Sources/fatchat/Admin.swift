@@ -98,14 +98,16 @@ struct Admin: ParsableCommand {
 
         func execute() throws {
             // Opening refuses a planted schema; the check reads the file by itself, so it can still say what is wrong.
-            var database: RecordDatabase?
+            var container: Container?
             do {
-                database = try global.openContainer(create: false).publicDatabase
+                container = try global.openContainer(create: false)
             } catch let error as StoreError where error.code == .badDatabase {}
+            let database = container?.publicDatabase
             // A log container has no shared file to check (one made by migration keeps only its backup).
             let engine = (try? ContainerSummary.read(global.containerURL, naming: .fatchat))?.engine
             var problems = engine == .log ? [] : try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL, naming: .fatchat)
             if let database { problems += try OrphanCheck.problems(database) }
+            if let container { problems += try SignatureCheckLines.problems(container) }
             if problems.isEmpty {
                 Output.line("ok")
             } else {

@@ -201,15 +201,20 @@ struct Profile: ReportingCommand {
 }
 
 struct Whois: ReportingCommand {
-    static let configuration = CommandConfiguration(abstract: "Find people who opted in to discovery, by handle or e-mail.")
+    static let configuration = CommandConfiguration(
+        abstract: "Find people by handle or e-mail (those who opted in to discovery), or by account name; each with their key's fingerprint.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "A handle, or an e-mail address.") var who: String
+    @Argument(help: "A handle, an e-mail address, or an account's user name.") var who: String
     @Flag(help: "One JSON object per line.") var json = false
 
     func execute() throws {
-        let found = try global.openClient("whois").lookUp(who)
-        if found.isEmpty {
-            FileHandle.standardError.write(Data("fatchat: nobody discoverable matches \(who).\n".utf8))
+        let client = try global.openClient("whois")
+        let found = try client.lookUp(who)
+        let listed = Set(found.map(\.user))
+        // Anyone who published a key under that user name can be found by it, discoverable or not: the key is public anyway.
+        let accounts = client.accounts(named: who).filter { !listed.contains($0) }
+        if found.isEmpty, accounts.isEmpty {
+            FileHandle.standardError.write(Data("fatchat: nobody discoverable and no account's key matches \(Sanitizer.inert(who)).\n".utf8))
             throw ExitCode.failure
         }
         var formatter = EventFormatter(json: json)
@@ -217,8 +222,14 @@ struct Whois: ReportingCommand {
         for person in found {
             let name = [person.firstName, person.lastName].compactMap { $0 }.joined(separator: " ")
             let label = formatter.label(handle: person.handle, user: person.user.rawValue)
-            print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.rawValue, "name": name])
-                       : label + Sanitizer.inert("\(name.isEmpty ? "" : " (\(name))") \(person.user.rawValue)"))
+            let fingerprint = client.fingerprint(of: person.user)
+            print(json ? formatter.event("user", ["handle": person.handle, "user": person.user.rawValue, "name": name, "key": fingerprint ?? ""])
+                       : label + Sanitizer.inert("\(name.isEmpty ? "" : " (\(name))") \(person.user.rawValue) key \(fingerprint ?? "none published")"))
+        }
+        for account in accounts {
+            let fingerprint = client.fingerprint(of: account)
+            print(json ? formatter.event("user", ["user": account.rawValue, "key": fingerprint ?? ""])
+                       : Sanitizer.inert("\(account.rawValue) key \(fingerprint ?? "none that can be believed (not owned by its account, or malformed)")"))
         }
     }
 }

@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// Runs `fatchat-bench --smoke` as CI does: it must finish and report every figure. No timing is judged here.
-@Suite struct BenchSmokeTests {
+@Suite(.startsProcesses) struct BenchSmokeTests {
     /// The figures every run of all benchmarks must report, with the targets the issues set.
     static let targeted = [
         "post.ratio", "post.lost",

@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// Issue 20 as two real OS users: a deleted channel takes every member's subscription with it, and its successor has no subscribers.
-@Suite(.serialized, .enabled(if: OSUsers.available, "needs root to create the OS users fcsubalice and fcsubbob"))
+@Suite(.startsProcesses, .serialized, .enabled(if: OSUsers.available, "needs root to create the OS users fcsubalice and fcsubbob"))
 struct ChannelSubscriptionTests {
     static let alice = "fcsubalice"
     static let bob = "fcsubbob"

@@ -32,4 +32,12 @@ import Testing
         let logs = ContainerDoctor.examine(Self.summary(.log), on: Self.on("fuse.glusterfs"), daemonOptions: nil)
         #expect(logs.warnings.isEmpty && logs.notes.contains { $0.contains("fine for the log engine") }, "\(logs)")
     }
+
+    @Test func smbnetfsIsWarnedThatOwnersCannotBeChecked() {
+        let report = ContainerDoctor.examine(Self.summary(.log), on: Self.on("fuse.smbnetfs"), daemonOptions: nil)
+        #expect(report.warnings.count == 1, "\(report.warnings)")
+        let warning = report.warnings.first ?? ""
+        #expect(warning.contains("cannot verify") && warning.contains("in another member's name"), "\(warning)")
+        #expect(!Self.on("fuse.smbnetfs").kind.showsOwnersAndModes && Self.on("fuse.glusterfs").kind.showsOwnersAndModes)
+    }
 }

@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// Alice and Bob, two real OS users, share a container made by `fatchat init --group`.
-@Suite(.serialized, .enabled(if: OSUsers.available, "needs root to create the OS users alice and bob"))
+@Suite(.startsProcesses, .serialized, .enabled(if: OSUsers.available, "needs root to create the OS users alice and bob"))
 struct EndToEndTests {
     static let alice = "fatchat-alice"
     static let bob = "fatchat-bob"

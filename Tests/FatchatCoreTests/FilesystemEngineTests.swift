@@ -4,7 +4,7 @@ import Testing
 
 /// The engine follows the filesystem, with the real `fatchat`: `init` on a FUSE mount makes a log container,
 /// a single-file container there is refused with the migrate command, `--fs-mode local` overrides, and `doctor` says so.
-@Suite(.serialized)
+@Suite(.startsProcesses, .serialized)
 struct FilesystemEngineTests {
     @Test func doctorOnALocalDiskFindsNothingToFix() async throws {
         let root = URL(fileURLWithPath: "/tmp/fatchat-doctor-\(UUID().uuidString)")

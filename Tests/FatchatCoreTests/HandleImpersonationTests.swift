@@ -5,7 +5,7 @@ import Testing
 
 /// A handle never passes for another person: where it is not its account's own name, or
 /// another account goes by it, the account shows beside it.
-@Suite(.serialized) struct HandleImpersonationTests {
+@Suite(.startsProcesses, .serialized) struct HandleImpersonationTests {
     static let alice = "fcoutalice"
     static let bob = "fcoutbob"
     static let group = "fcoutgroup"

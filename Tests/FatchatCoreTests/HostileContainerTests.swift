@@ -4,7 +4,7 @@ import Testing
 
 /// Mallory, a member of the group, attacks the shared files directly with `sqlite3`, `ln -s` and `rm`;
 /// alice, another member, and root must come to no harm beyond spoiled chat content.
-@Suite(.serialized, .enabled(if: OSUsers.available && FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"),
+@Suite(.startsProcesses, .serialized, .enabled(if: OSUsers.available && FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"),
                              "needs root to create OS users, and the sqlite3 CLI"))
 struct HostileContainerTests {
     static let alice = "fcfsalice"

@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// Mallory, a real member of the group, writes `public.sqlite` with `sqlite3` while Alice chats.
-@Suite(.serialized, .enabled(if: OSUsers.available, "needs root to create the OS users fcrowalice and fcrowmallory"))
+@Suite(.startsProcesses, .serialized, .enabled(if: OSUsers.available, "needs root to create the OS users fcrowalice and fcrowmallory"))
 struct HostileRowEndToEndTests {
     static let alice = "fcrowalice"
     static let mallory = "fcrowmallory"

@@ -18,7 +18,7 @@ func plantedMessage(text: String, handle: String, channelName: String = "general
 
 /// Whatever another member writes into the shared file with `sqlite3`, nothing Fatchat prints
 /// (stdout or stderr, plain or JSON, results or errors) carries a raw control to the terminal.
-@Suite(.serialized) struct InertOutputTests {
+@Suite(.startsProcesses, .serialized) struct InertOutputTests {
     /// ESC-CSI, OSC, a C1 CSI (U+009B), DEL and a right-to-left override, as a hostile member writes them.
     static let hostile = "\u{1B}[31m\u{1B}]0;pwn\u{07}\u{9B}2J\u{7F}\u{202E}"
 

@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// Two real OS users create the same new channel at the same moment, by posting to it.
-@Suite(.serialized, .enabled(if: OSUsers.available, "needs root to create the OS users fcwaitalice and fcwaitbob"))
+@Suite(.startsProcesses, .serialized, .enabled(if: OSUsers.available, "needs root to create the OS users fcwaitalice and fcwaitbob"))
 struct JoinRaceTests {
     static let users = ["fcwaitalice", "fcwaitbob"]
     static let group = "fcwaitgroup"

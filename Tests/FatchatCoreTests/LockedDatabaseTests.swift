@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// Another process sits in `BEGIN EXCLUSIVE` on the public database: `post` keeps its word, and loses nothing.
-@Suite(.serialized, .enabled(if: HeldLock.available, "needs the sqlite3 command"))
+@Suite(.startsProcesses, .serialized, .enabled(if: HeldLock.available, "needs the sqlite3 command"))
 struct LockedDatabaseTests {
     /// A container made by `fatchat init`, and a data directory of its own for the private databases.
     final class Sandbox {

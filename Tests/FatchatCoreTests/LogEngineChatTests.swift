@@ -4,7 +4,7 @@ import Testing
 
 /// The chat on a `log` container, with the real `fatchat` and real OS users: each
 /// person's lines go to their own log, and every client sees every line once.
-@Suite(.serialized, .enabled(if: OSUsers.available, "needs root, to make OS users"))
+@Suite(.startsProcesses, .serialized, .enabled(if: OSUsers.available, "needs root, to make OS users"))
 struct LogEngineChatTests {
     static let alice = "fatchat-test-lga"
     static let bob = "fatchat-test-lgb"

@@ -4,7 +4,7 @@ import Testing
 
 /// `fatchat admin migrate-to-logs`, with real OS users, the real `fatchat` and real files: a network-mode
 /// single-file container becomes a log container with every record, creator, date and change tag kept.
-@Suite(.serialized, .enabled(if: OSUsers.available && HeldLock.available, "needs root, to make OS users, and sqlite3"))
+@Suite(.startsProcesses, .serialized, .enabled(if: OSUsers.available && HeldLock.available, "needs root, to make OS users, and sqlite3"))
 struct MigrateToLogsTests {
     static let alice = "fatchat-test-mga"
     static let bob = "fatchat-test-mgb"

@@ -4,7 +4,7 @@ import Testing
 
 /// The chat on a `postgresql` container, with the real `fatchat`, real OS users and a real server:
 /// `init --postgres`, two people chatting, and a server that goes away and comes back.
-@Suite(.serialized, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
+@Suite(.startsProcesses, .serialized, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
 struct PostgresChatTests {
     static let alice = "fatchat-test-pga"
     static let bob = "fatchat-test-pgb"

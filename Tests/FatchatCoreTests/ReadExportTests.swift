@@ -5,7 +5,7 @@ import Testing
 @testable import FatchatCore
 
 /// `fatchat read --last N` pages through the channel itself, whatever N is.
-@Suite(.serialized) struct ReadExportTests {
+@Suite(.startsProcesses, .serialized) struct ReadExportTests {
     static let count = 12_345
 
     /// A container whose #general holds `count` messages, saved 400 to a commit so that many share a creation date.

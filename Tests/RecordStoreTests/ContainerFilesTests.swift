@@ -31,6 +31,31 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: descriptor.path))
     }
 
+    /// Another process making the container holds the directory's lock, and makes the database
+    /// before the descriptor: an open that lands between the two waits for the lock, instead of
+    /// calling the descriptor gone (seen with eight writers racing to create one container).
+    @Test func anOpenDuringAnotherProcesssCreateWaitsForItInsteadOfCallingTheDescriptorGone() async throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        let descriptor = container.url.appendingPathComponent("container.json")
+        let aside = dir.path("container.json.aside")
+        try FileManager.default.moveItem(at: descriptor, to: aside)
+        // The creator's lock: flock on another open of the directory, as DirectoryHandle takes it.
+        let fd = open(container.url.path, O_RDONLY | O_DIRECTORY)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+
+        let url = container.url, opening = options(dir, create: false)
+        let opener = Task.detached { try Container(url: url, options: opening).identifier }
+        try await Task.sleep(for: .milliseconds(500))
+        // The creator finishes: the descriptor appears, then the lock goes.
+        try FileManager.default.moveItem(at: aside, to: descriptor)
+        #expect(flock(fd, LOCK_UN) == 0)
+        let identifier = try await opener.value
+        #expect(identifier == container.identifier)
+    }
+
     @Test func onlyAnExplicitCreateMakesAContainer() throws {
         let dir = try TemporaryDirectory()
         let empty = dir.path("empty")

@@ -10,7 +10,7 @@ extension MultiProcessTests {
     /// `scripts/fuse-mounts.sh` mounts the directory with sshfs (over loopback, to
     /// a throwaway sshd) and with bindfs, twice each. The test is skipped only when
     /// FUSE or those tools are missing, and then it says why.
-    @Suite(.serialized)
+    @Suite(.startsProcesses, .serialized)
     struct FuseMountTests {
         /// Two mounts of one directory that writers go through; record names start with their labels.
         struct MountPair: Sendable, CustomTestStringConvertible {

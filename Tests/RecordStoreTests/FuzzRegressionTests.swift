@@ -9,7 +9,7 @@ import Testing
 /// test run. The replayer prints one line per input saying what the decoder
 /// did; a fixed decoder refuses the input with a thrown error (or, for the
 /// change log, may also skip the row it cannot read).
-@Suite struct FuzzRegressionTests {
+@Suite(.startsProcesses) struct FuzzRegressionTests {
     /// One crash input, as the fuzz target's own input format spells it (see `Sources/FatchatFuzz`).
     struct Finding: CustomTestStringConvertible, Sendable {
         var target: String

@@ -4,7 +4,7 @@ import ProcessTestKit
 import Testing
 
 /// A read on a thread that must not wait gives up on a locked file at once; other threads keep the long wait.
-@Suite(.serialized, .enabled(if: HeldLock.available, "needs the sqlite3 command"))
+@Suite(.startsProcesses, .serialized, .enabled(if: HeldLock.available, "needs the sqlite3 command"))
 struct LockPatienceTests {
     @Test func aBriefReadOnALockedNetworkContainerIsBusyAtOnceAndWorksOnceTheLockIsGone() async throws {
         let directory = try TemporaryDirectory()

@@ -168,4 +168,37 @@ struct LogEngineTests {
         #expect(counts.foreign == 1, "the entry in bob's log that claims to be mine")
         #expect(counts.ignored == 2, "bob's save and delete of my channel")
     }
+
+    @Test("A log made without changing its folder's stat (as on sshfs: whole-second times, a fixed size) is found when the folder is listed again on the timer")
+    func aLogTheFolderStatHidesIsFoundByTheTimer() throws {
+        let directory = try TemporaryDirectory()
+        let reader = try open(directory, client: "reader"), early = try open(directory, client: "early")
+        guard let storage = reader.publicDatabase.storage as? LogStorage else {
+            Issue.record("not a log engine")
+            return
+        }
+        #expect(storage.relistAfter == LogStorage.relistInterval(on: Filesystem.detect(for: directory.url).kind))
+        #expect(LogStorage.relistInterval(on: .sshfs) <= .seconds(1) && LogStorage.relistInterval(on: .smbnetfs) <= .seconds(1))
+        try early.publicDatabase.save(channel("channel.early"))
+        try reader.refreshPublicDatabase()
+        #expect(try names(reader.publicDatabase, type: "Channel") == ["channel.early"])
+
+        // A second log in the same folder, with the folder's times put back: its stat is what the reader listed.
+        let folder = directory.path("container/logs/\(reader.currentUser.recordID.recordName)").path
+        var before = stat()
+        try #require(stat(folder, &before) == 0)
+        try open(directory, client: "late").publicDatabase.save(channel("channel.late"))
+        var times = [before.st_atim, before.st_mtim]
+        try #require(utimensat(AT_FDCWD, folder, &times, 0) == 0)
+        var after = stat()
+        try #require(stat(folder, &after) == 0)
+        try #require(FileStamp(after) == FileStamp(before), "the folder's size changed, so this filesystem cannot hide a new log")
+
+        storage.relistAfter = .seconds(3600)
+        try reader.refreshPublicDatabase()
+        #expect(try names(reader.publicDatabase, type: "Channel") == ["channel.early"], "the folder's unchanged stat hid the new log")
+        storage.relistAfter = .zero
+        try reader.refreshPublicDatabase()
+        #expect(try names(reader.publicDatabase, type: "Channel") == ["channel.early", "channel.late"])
+    }
 }

@@ -4,7 +4,7 @@ import Testing
 @testable import RecordStore
 
 /// Many real processes writing one container at once, in both journal modes.
-@Suite(.serialized)
+@Suite(.startsProcesses, .serialized)
 struct MultiProcessTests {
     @Test("8 processes × 500 records at once: exactly 4000, none duplicated", arguments: JournalMode.allCases)
     func eightWritersSaveEveryRecordOnce(mode: JournalMode) async throws {

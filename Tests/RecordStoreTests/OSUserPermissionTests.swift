@@ -5,7 +5,7 @@ import Testing
 
 extension MultiProcessTests {
     /// Permissions with real second and third OS users, made with `useradd` (the tests run as root).
-    @Suite(.serialized)
+    @Suite(.startsProcesses, .serialized)
     struct OSUserPermissionTests {
         static let owner = "fatchat-test-bob"
         static let other = "fatchat-test-carol"

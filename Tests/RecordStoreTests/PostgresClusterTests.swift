@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// The throwaway cluster the PostgreSQL tests run against: it starts, answers on its socket, and leaves nothing behind.
-@Suite(.enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
+@Suite(.startsProcesses, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
 struct PostgresClusterTests {
     @Test("A cluster answers on its Unix socket as the superuser and as a role made for an OS user, and stop removes it")
     func startsAnswersAndStops() throws {

@@ -4,7 +4,7 @@ import Testing
 @testable import RecordStore
 
 /// The `postgresql` engine against a real server: what only it does (the schema, indexes, search, its errors).
-@Suite(.enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
+@Suite(.startsProcesses, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
 struct PostgresEngineTests {
     @Test("Records, references, a cascading delete and the change feed go through the server")
     func savesQueriesCascadesAndFeedsChanges() throws {

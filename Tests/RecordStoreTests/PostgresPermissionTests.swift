@@ -5,7 +5,7 @@ import Testing
 
 extension MultiProcessTests {
     /// Row-level security with two real OS users, each reaching the server as the role of their own name (peer authentication).
-    @Suite(.serialized, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
+    @Suite(.startsProcesses, .serialized, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
     struct PostgresPermissionTests {
         static let alice = "fatchat-pg-alice"
         static let bob = "fatchat-pg-bob"

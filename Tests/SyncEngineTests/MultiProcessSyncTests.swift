@@ -5,7 +5,7 @@ import Testing
 
 /// The sync engine across real processes: each sender and receiver is a `SyncWorker`
 /// with a private database of its own, as separate OS users would have.
-@Suite(.serialized) struct MultiProcessSyncTests {
+@Suite(.startsProcesses, .serialized) struct MultiProcessSyncTests {
     private func worker(_ name: String, _ dir: TemporaryDirectory, _ arguments: [String], mode: JournalMode? = .local,
                         container: URL? = nil) throws -> WorkerProcess {
         try WorkerProcess(name, executable: "SyncWorker", arguments + [

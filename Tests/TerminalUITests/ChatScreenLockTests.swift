@@ -7,7 +7,7 @@ import SyncEngine
 @testable import TerminalUI
 
 /// The client's controller on a network-mode container whose file another process holds locked, headless.
-@Suite(.serialized, .enabled(if: HeldLock.available, "needs the sqlite3 command"))
+@Suite(.startsProcesses, .serialized, .enabled(if: HeldLock.available, "needs the sqlite3 command"))
 struct ChatScreenLockTests {
     @Test func aChannelTheLockHoldsUpIsShownOnATickOnceTheLockIsGone() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("fatchat-screenlock-\(UUID().uuidString)")

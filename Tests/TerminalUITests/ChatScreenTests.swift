@@ -83,6 +83,39 @@ import SyncEngine
         #expect(screen.state.scroll == .bottom)
     }
 
+    @Test func aLongFloodKeepsABoundedSliceThatScrollsBackWithoutGapsOrRepeats() throws {
+        let sandbox = Sandbox()
+        var options = ChatScreen.Options()
+        options.pageSize = 10
+        options.maxLoadedMessages = 40
+        let reader = try sandbox.client()
+        let screen = try ChatScreen(client: reader, width: 80, height: 24, options: options, renderOptions: RenderOptions(usesColor: false))
+        reader.start()
+        defer { reader.stop() }
+        let writer = try sandbox.client("writer", handle: "bob")
+        writer.start()
+        defer { writer.stop() }
+        let general = try ChannelName("general")
+        var most = 0
+        // In bursts of ten, each seen before the next, as a client keeping up with a flood sees them.
+        for burst in 0..<13 {
+            for i in burst * 10..<burst * 10 + 10 { try writer.post("line \(i)", to: general) }
+            #expect(writer.waitUntilSent(timeout: 30))
+            let deadline = Date().addingTimeInterval(30)
+            while screen.state.messages.last?.text != "line \(burst * 10 + 9)", Date() < deadline {
+                reader.drainEvents().forEach(screen.handle)
+                most = max(most, screen.state.messages.count)
+                usleep(20_000)
+            }
+        }
+        #expect(screen.state.messages.last?.text == "line 129")
+        #expect(most <= 50, "the slice is let go of past 40 messages; it held \(most)")
+        #expect(screen.state.messages.count < 130)
+        // Scrolling up reads the let-go messages again from the cursor the slice was cut at.
+        for _ in 0..<200 where screen.state.messages.first?.text != "line 0" { screen.handle(.key(.pageUp)) }
+        #expect(screen.state.messages.map(\.text) == (0..<130).map { "line \($0)" })
+    }
+
     @Test func otherPeoplesEscapesAreDrawnInert() throws {
         let sandbox = Sandbox()
         let client = try sandbox.client()

@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// The full-screen client on a network-mode container, where every read takes the dotfile lock: a held lock never freezes it.
-@Suite(.serialized, .enabled(if: TmuxSession.available && HeldLock.available && OSUsers.available, "needs tmux, sqlite3 and root"))
+@Suite(.startsProcesses, .serialized, .enabled(if: TmuxSession.available && HeldLock.available && OSUsers.available, "needs tmux, sqlite3 and root"))
 struct ClientNetworkLockTests {
     static let user = "fcnetalice"
     static let group = "fcnetgroup"

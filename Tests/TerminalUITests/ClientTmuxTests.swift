@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// Two real clients in tmux, run by two real OS users, driven with send-keys and read with capture-pane.
-@Suite(.serialized, .enabled(if: TmuxSession.available && OSUsers.available, "needs tmux, and root to create OS users"))
+@Suite(.startsProcesses, .serialized, .enabled(if: TmuxSession.available && OSUsers.available, "needs tmux, and root to create OS users"))
 struct ClientTmuxTests {
     /// Handles and the OS users who type them; a handle is not its user's name, so lines read `<ada (fatchat-alice)>`.
     static let users = ["ada": "fatchat-alice", "bob": "fatchat-bob"]

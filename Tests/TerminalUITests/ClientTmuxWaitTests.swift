@@ -3,7 +3,7 @@ import ProcessTestKit
 import Testing
 
 /// The full-screen client while the shared file is locked or contended: it never waits on it.
-@Suite(.serialized, .enabled(if: TmuxSession.available && HeldLock.available && OSUsers.available, "needs tmux, sqlite3 and root"))
+@Suite(.startsProcesses, .serialized, .enabled(if: TmuxSession.available && HeldLock.available && OSUsers.available, "needs tmux, sqlite3 and root"))
 struct ClientTmuxWaitTests {
     static let users = ["fcwaitalice", "fcwaitbob"]
     static let group = "fcwaitgroup"

@@ -4,7 +4,7 @@ import Testing
 
 /// A client killed by a signal it cannot survive leaves the terminal as it found it: on the
 /// main screen, in cooked mode with echo, and its exit status still names the signal.
-@Suite(.serialized, .enabled(if: TmuxSession.available, "needs tmux"))
+@Suite(.startsProcesses, .serialized, .enabled(if: TmuxSession.available, "needs tmux"))
 struct CrashRestoreTests {
     /// The client's process: the one whose command line is the binary with this container.
     private func clientPID(binary: String, container: String) -> Int32? {

@@ -8,7 +8,7 @@ import Testing
 
 /// A row of the shared file that does not decode is skipped; the full-screen client, whose
 /// standard error is the screen, says so once, as a notice that comes through the engine's events.
-@Suite struct DamagedRowNoticeTests {
+@Suite(.startsProcesses) struct DamagedRowNoticeTests {
     /// The client's notices that name `recordName`.
     private func notices(naming recordName: String, in screen: ChatScreen) -> [String] {
         screen.state.messages.filter { $0.isNotice && $0.text.contains(recordName) }.map(\.text)

@@ -6,7 +6,7 @@ import Testing
 /// Issue 16: a resize that lands while the client is busy drawing arriving messages must
 /// still be seen, without a key press. Another process (a bot) floods the channel while
 /// the tmux window changes size again and again.
-@Suite(.serialized, .enabled(if: TmuxSession.available, "needs tmux"))
+@Suite(.startsProcesses, .serialized, .enabled(if: TmuxSession.available, "needs tmux"))
 struct ResizeDuringFloodTests {
     /// Sizes that change both width and height at every step, all wide enough for the channel list.
     static let sizes = [(80, 24), (120, 36), (70, 20), (110, 32), (90, 26), (130, 40), (64, 18), (100, 30)]

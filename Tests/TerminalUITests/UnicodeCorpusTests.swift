@@ -11,7 +11,7 @@ import Testing
 /// format character of `UnicodeData.txt`, both ends of each wide range of `EastAsianWidth.txt`,
 /// the clusters the issue named, Zalgo text, and the C0 and C1 controls (in caret and hex form).
 /// One message carries a batch of them, one per line.
-@Suite(.serialized,
+@Suite(.startsProcesses, .serialized,
        .enabled(if: TmuxSession.available, "needs tmux"),
        .enabled(if: FileManager.default.fileExists(atPath: "/usr/share/unicode/UnicodeData.txt"),
                 "needs Unicode's data files: apt-get install unicode-data (they go to /usr/share/unicode)"))

@@ -21,6 +21,8 @@ public enum BotInput {
         "edit": (["id", "text"], []),
         "del": (["id"], []),
         "search": (["text"], []),
+        "msg": (["to", "text"], []),
+        "query": (["with"], []),
         "retry": ([], []),
         "discard": ([], []),
         "help": ([], ["topic"]),
@@ -81,6 +83,8 @@ public enum BotInput {
         case "edit": return .edit(message: f("id"), text: f("text"))
         case "del": return .deleteMessage(message: f("id"))
         case "search": return .search(text: f("text"))
+        case "msg": return .directMessage(to: f("to"), text: f("text"))
+        case "query": return .query(with: f("with"))
         case "retry": return .retry
         case "discard": return .discard
         case "help": return .help(topic: fields["topic"])

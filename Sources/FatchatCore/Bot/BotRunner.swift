@@ -167,6 +167,8 @@ public final class BotRunner {
             let shown = notification.channel.flatMap { try? ChannelName($0).id }.map(joined.contains) ?? false
             output.learn(notification)
             if options.json || !shown { say(output.notification(notification)) }
+        case .directMessage(let message) where !session.client.queuedHere(message.id):
+            say(output.directMessage(message))
         case .sendFailed(let id, let reason):
             report("Could not send \(id.rawValue): \(reason) It stays in the outbox, with its text, until it is retried or discarded.")
         default:
@@ -199,6 +201,11 @@ public final class BotRunner {
             }
         case .topic(let name, let topic):
             say(output.event("topic", ["channel": name.display, "topic": topic, "text": "#\(name.display): \(topic)"]))
+        case .directMessageQueued:
+            break
+        case .conversation(let peer, let messages):
+            if messages.isEmpty { say(output.event("info", ["text": "No direct messages with \(peer.rawValue) yet."])) }
+            messages.forEach { say(output.directMessage($0)) }
         case .searchResults(_, let messages):
             if messages.isEmpty { say(output.event("search_result", ["text": "No message matches."])) }
             messages.forEach { say((options.json ? "" : "search: ") + output.message($0, type: "search_result")) }

@@ -54,6 +54,7 @@ public struct EventFormatter: Sendable {
                 "at": Self.rfc3339(message.date),
             ]
             if message.edited { object["edited"] = true }
+            if !message.verified { object["verified"] = false }
             if let attachment = message.attachment {
                 object["attachment"] = ["type": message.attachmentType ?? "application/octet-stream", "size": attachment.size ?? 0]
             }
@@ -64,8 +65,23 @@ public struct EventFormatter: Sendable {
         var rest = message.text
         if message.edited { rest += " (edited)" }
         if message.attachment != nil { rest += " [attachment \(message.shortID): \(message.attachmentType ?? "file")]" }
-        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) <\(handle)> \(Sanitizer.inert(rest))"
+        let mark = message.verified ? "" : "?"
+        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) \(mark)<\(handle)> \(Sanitizer.inert(rest))"
         return type == "edited" ? "* " + line : line
+    }
+
+    /// `TIME @bob <alice> text` for a direct message (the conversation's other side after `@`),
+    /// or `{"type":"dm",...}` with `from`, `user`, `to`, `text` and `at`.
+    public func directMessage(_ message: DirectMessage) -> String {
+        if json {
+            var object: [String: Any] = ["type": "dm", "id": message.id.rawValue, "from": message.handle, "user": message.from.rawValue,
+                                         "to": message.to.rawValue, "text": message.text, "at": Self.rfc3339(message.date)]
+            if !message.verified { object["verified"] = false }
+            return JSONText.object(object)
+        }
+        let mark = message.verified ? "" : "?"
+        let sender = label(handle: message.handle, user: message.from.rawValue)
+        return "\(Self.clock(message.date)) dm \(Sanitizer.inert(message.from.rawValue))→\(Sanitizer.inert(message.to.rawValue)) \(mark)<\(Sanitizer.inert(sender))> \(Sanitizer.inert(message.text))"
     }
 
     /// `-- alice (bob): hi (in #ops)`, or `{"type":"notification",...}`: the alert with its sender

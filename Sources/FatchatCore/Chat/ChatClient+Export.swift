@@ -38,7 +38,7 @@ extension ChatClient {
             for record in forwardPage.records {
                 // Past the first wanted message's date without meeting it: it was deleted meanwhile.
                 if !reached, record.recordID == first.recordID || (record.creationDate ?? since) > since.addingTimeInterval(0.001) { reached = true }
-                guard reached, let message = Message(record) else { continue }
+                guard reached, let message = message(from: record) else { continue }
                 try body(message)
             }
             guard let next = forwardPage.cursor else { break }

@@ -17,7 +17,7 @@ extension ChatClient {
         } else {
             page = try container.publicDatabase.records(matching: try messageQuery(name), resultsLimit: limit)
         }
-        return MessagePage(messages: page.records.compactMap(Message.init).reversed(), older: page.cursor.map(HistoryCursor.init))
+        return MessagePage(messages: page.records.compactMap(message(from:)).reversed(), older: page.cursor.map(HistoryCursor.init))
     }
 
     /// The oldest `limit` messages of a channel, or those after `newer`; oldest first.
@@ -32,7 +32,7 @@ extension ChatClient {
                               sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
             page = try container.publicDatabase.records(matching: query, resultsLimit: limit)
         }
-        return (page.records.compactMap(Message.init), page.cursor.map(HistoryCursor.init))
+        return (page.records.compactMap(message(from:)), page.cursor.map(HistoryCursor.init))
     }
 
     private func messageQuery(_ name: ChannelName) throws -> Query {

@@ -133,7 +133,7 @@ extension ChatClient {
             query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: "recordID BEGINSWITH %@", lowered))
         }
         let found = try container.publicDatabase.records(matching: query, resultsLimit: 2).records
-        guard let record = found.first, let message = Message(record) else {
+        guard let record = found.first, let message = message(from: record) else {
             throw CommandError(isLast ? "You have not sent a message\(name.map { " in \($0)" } ?? "") yet." : "No message has the ID \(reference).")
         }
         guard isLast || found.count == 1 else { throw CommandError("Several messages start with \(reference); type more of the ID.") }
@@ -178,6 +178,6 @@ extension ChatClient {
         let format = Array(repeating: "self CONTAINS %@", count: words.count).joined(separator: " AND ")
         let query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: format, argumentArray: words),
                           sortDescriptors: [.newestFirst])
-        return try container.publicDatabase.records(matching: query, resultsLimit: limit).records.compactMap(Message.init)
+        return try container.publicDatabase.records(matching: query, resultsLimit: limit).records.compactMap(message(from:))
     }
 }

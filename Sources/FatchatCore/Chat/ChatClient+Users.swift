@@ -75,3 +75,22 @@ extension ChatClient {
         return found.records.compactMap(UserProfile.init)
     }
 }
+
+extension ChatClient {
+    /// A message read from a record, marked unverified unless its creator's published key vouches for it as it is.
+    func message(from record: Record) -> Message? {
+        guard var message = Message(record) else { return nil }
+        message.verified = container.accountKeys?.check(record).isVerified ?? false
+        return message
+    }
+
+    /// The fingerprint of the key `account` published in this container, or nil when it published none that can be believed.
+    public func fingerprint(of account: UserID) -> String? {
+        container.accountKeys?.key(of: account.rawValue)?.fingerprint
+    }
+
+    /// The accounts that published a key whose user name, or whole account name, is `name`.
+    public func accounts(named name: String) -> [UserID] {
+        (container.accountKeys?.accounts(named: name) ?? []).map { UserID(rawValue: $0) }
+    }
+}

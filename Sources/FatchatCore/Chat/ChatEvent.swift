@@ -33,19 +33,28 @@ public enum ChatEvent: Sendable {
     case reload
     /// A row of the shared file did not decode and was skipped: an inert line to show once.
     case damagedRowSkipped(String)
+    /// Someone's published key changed since this user last saw it: an inert line to show once.
+    case keyChanged(String)
+    /// A direct message to or from me, opened.
+    case directMessage(DirectMessage)
 }
 
 extension ChatEvent {
     /// The chat's reading of one sync event.
-    static func from(_ event: SyncEvent) -> [ChatEvent] {
+    /// `reading` makes a message of a record, checking its signature; by default a record's signature is not looked at.
+    /// `opening` opens a direct message to or from me; by default none is opened.
+    static func from(_ event: SyncEvent, reading: (Record) -> Message? = Message.init,
+                     opening: (Record) -> DirectMessage? = { _ in nil }) -> [ChatEvent] {
         switch event {
         case .recordsChanged(let records):
             return records.compactMap { record in
                 switch record.recordType {
                 case ChatSchema.messageType:
-                    return Message(record).map { $0.edited ? .messageEdited($0) : .message($0) }
+                    return reading(record).map { $0.edited ? .messageEdited($0) : .message($0) }
                 case ChatSchema.channelType:
                     return Channel(record).map(ChatEvent.channelChanged)
+                case ChatSchema.directMessageType:
+                    return opening(record).map(ChatEvent.directMessage)
                 case ChatSchema.membershipType:
                     return record["channel"]?.referenceValue.map { .membersChanged(channel: ChannelID($0.recordID)) }
                 default:
@@ -55,7 +64,7 @@ extension ChatEvent {
         case .recordsDeleted(let deleted):
             return deleted.compactMap { item in
                 switch item.recordType {
-                case ChatSchema.messageType: .messageDeleted(MessageID(item.recordID))
+                case ChatSchema.messageType, ChatSchema.directMessageType: .messageDeleted(MessageID(item.recordID))
                 case ChatSchema.channelType: .channelDeleted(name: String(item.recordID.recordName.dropFirst("channel.".count)), id: ChannelID(item.recordID))
                 default: nil
                 }
@@ -70,6 +79,8 @@ extension ChatEvent {
             return [.reload]
         case .damagedRowSkipped(let line):
             return [.damagedRowSkipped(line)]
+        case .keyChanged(let line):
+            return [.keyChanged(line)]
         case .notification(let notification):
             return ChatNotification(notification).map { [.notification($0)] } ?? []
         }

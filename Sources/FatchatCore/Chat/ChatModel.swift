@@ -7,6 +7,8 @@ public enum ChatSchema {
     public static let messageType = "Message"
     public static let membershipType = "Membership"
     public static let userType = "User"
+    /// A direct message: sealed text for its two parties, and whom it goes to.
+    public static let directMessageType = "DirectMessage"
 
     /// Marks that make the chat's three questions index lookups: newest messages
     /// of a channel, members of a channel, and word search in messages.
@@ -18,6 +20,7 @@ public enum ChatSchema {
         (userType, "handle", [.queryable]),
         (userType, "email", [.queryable]),
         (userType, "discoverable", [.queryable]),
+        (directMessageType, DirectMessage.recipientKey, [.queryable]),
     ]
 }
 
@@ -94,6 +97,9 @@ public struct Message: Hashable, Sendable {
     public var sender: UserID?
     public var date: Date
     public var edited: Bool
+    /// Whether the sender's published key vouches for the message as it is; a line that is
+    /// unsigned, or whose signature does not match, is shown as possibly forged.
+    public var verified = true
     var attachment: Asset?
     /// The attachment's media type; `nil` when the message has none.
     public var attachmentType: String?

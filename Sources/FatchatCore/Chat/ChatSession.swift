@@ -18,6 +18,10 @@ public enum CommandResult: Sendable {
     case members(ChannelName, [Member])
     case topic(ChannelName, String)
     case searchResults(String, [Message])
+    /// A direct message was queued, as it reads until sent.
+    case directMessageQueued(DirectMessage)
+    /// The direct messages between me and an account, oldest first.
+    case conversation(with: UserID, [DirectMessage])
     case help(String)
     case quit
 }
@@ -91,8 +95,18 @@ public final class ChatSession {
             try client.edit(message, text: text, in: current)
             return .done
         case .deleteMessage(let message):
-            try client.deleteMessage(message, in: current)
+            do {
+                try client.deleteMessage(message, in: current)
+            } catch let error as CommandError where error.message.hasPrefix("No message has the ID") {
+                // Not a channel's message: it may be a direct message of mine.
+                try client.deleteDirectMessage(message)
+            }
             return .done
+        case .directMessage(let to, let text):
+            return .directMessageQueued(try client.sendDirectMessage(text, to: to))
+        case .query(let with):
+            let (peer, messages) = try client.directMessages(with: with)
+            return .conversation(with: peer, messages)
         case .search(let text):
             return .searchResults(text, try client.search(text))
         case .retry:

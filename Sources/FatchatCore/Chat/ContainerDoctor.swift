@@ -40,7 +40,7 @@ public struct ContainerDoctor: Sendable, Equatable {
         case .sshfs:
             if !sshfsCachesBriefly(daemonOptions ?? []) {
                 let seen = daemonOptions == nil ? " (its options could not be read, so they are taken to be the defaults)" : ""
-                report.warnings.append("sshfs caches attributes for 20 s by default\(seen), so other mounts see new messages up to 20 s late. Mount with -o cache=no (or -o attr_timeout=1,entry_timeout=1).")
+                report.warnings.append("sshfs caches attributes and folder listings for 20 s by default\(seen), so other mounts see a new client's messages up to 20 s late, and Fatchat opens every log once a second to refresh the rest. Mount with -o cache=no (or -o attr_timeout=1,entry_timeout=1).")
             }
         case .glusterfs:
             if summary.engine == .log {
@@ -48,6 +48,9 @@ public struct ContainerDoctor: Sendable, Equatable {
             }
         case .smbnetfs:
             report.notes.append("smbnetfs has no hard links and stalls on extended attributes; Fatchat uses neither.")
+            if summary.engine == .log {
+                report.warnings.append(smbnetfsOwnership)
+            }
         default:
             break
         }
@@ -56,6 +59,9 @@ public struct ContainerDoctor: Sendable, Equatable {
         }
         return report
     }
+
+    /// Why ownership means nothing through smbnetfs, and what to do about it.
+    static let smbnetfsOwnership = "smbnetfs shows every file as the mounting user's and every folder as 0777, so Fatchat cannot check who owns a log folder, and `logs/` cannot be sticky: the SMB server's accounts and share permissions alone decide who may write. Replay still lets only a record's creator change it, but the creator is the account named in the log folder's name, which this mount cannot verify: anyone who can write to the share can write a log in another member's name, or remove theirs. Share it only with people you trust, or use a mount that shows owners (the kernel's cifs client with Unix extensions, or NFS with shared uids)."
 
     /// Whether sshfs was told to keep its caches short: `cache=no`, or attribute and entry timeouts of a second or less.
     static func sshfsCachesBriefly(_ options: [String]) -> Bool {

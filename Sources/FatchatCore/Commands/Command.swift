@@ -16,6 +16,10 @@ public enum Command: Equatable, Sendable {
     case edit(message: String, text: String)
     case deleteMessage(message: String)
     case search(text: String)
+    /// Send a direct message, sealed to `to` and to me.
+    case directMessage(to: String, text: String)
+    /// Show the direct messages between me and `with`.
+    case query(with: String)
     /// Send again the outgoing changes that failed for good.
     case retry
     /// Drop the outgoing changes that failed for good.

@@ -26,6 +26,8 @@ public enum CommandGrammar {
         Entry(name: "edit", usage: "/edit MESSAGE TEXT…", summary: "replace the text of a message you sent"),
         Entry(name: "del", usage: "/del MESSAGE", summary: "delete a message you sent"),
         Entry(name: "search", usage: "/search WORDS…", summary: "find messages containing these words"),
+        Entry(name: "msg", usage: "/msg USER TEXT…", summary: "send a direct message only USER can read"),
+        Entry(name: "query", usage: "/query USER", summary: "show your direct messages with USER"),
         Entry(name: "retry", usage: "/retry", summary: "send again what failed to send (marked failed)"),
         Entry(name: "discard", usage: "/discard", summary: "drop what failed to send"),
         Entry(name: "help", usage: "/help [COMMAND]", summary: "list commands and keys"),
@@ -88,6 +90,10 @@ public enum CommandGrammar {
         case "search":
             guard !text.isEmpty else { throw usage() }
             return .search(text: text)
+        case "msg":
+            guard words.count >= 2, let user = words.first else { throw usage() }
+            return .directMessage(to: user, text: String(rest.dropFirst(user.count).drop { $0.isWhitespace }))
+        case "query": return .query(with: try exactly(1)[0])
         case "retry": _ = try exactly(0); return .retry
         case "discard": _ = try exactly(0); return .discard
         case "help", "?": return .help(topic: try atMost(1).map { $0.hasPrefix("/") ? String($0.dropFirst()) : $0 })

@@ -40,7 +40,8 @@ extension Container {
         let assets = url.appendingPathComponent(ContainerDirectory.assetsName, isDirectory: true)
         let storage = try SQLiteStorage(path: directory.path(of: ContainerDirectory.databaseName), assetsDirectory: assets,
                                         mode: descriptor.mode, naming: naming)
-        let network = Filesystem.detect(for: url).isNetwork
+        let filesystem = Filesystem.detect(for: url)
+        let network = filesystem.isNetwork
         var migration = Migration()
         progress("Holding the write lock on \(storage.path) while it is read.")
         try storage.write { writer in
@@ -55,7 +56,7 @@ extension Container {
                 throw StoreError(.permissionFailure, "Records in \(url.path) were created by \(others.count) other account\(others.count == 1 ? "" : "s") (\(others.prefix(3).joined(separator: ", "))), and each must go into a log that account owns. Run the migration as root.")
             }
             let hadLogs = try directory.status(LogDirectory.name) != nil
-            let logs = try LogDirectory.open(in: directory)
+            let logs = try LogDirectory.open(in: directory, filesystem: filesystem.kind)
             // Made by root for a container someone else owns: theirs, as if their first client had made it.
             if !hadLogs, me == 0 {
                 let owner = try directory.status().st_uid

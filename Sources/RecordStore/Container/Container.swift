@@ -47,6 +47,9 @@ public final class Container: Sendable {
     public let currentUser: UserIdentity
     public let publicDatabase: RecordDatabase
     public let privateDatabase: RecordDatabase
+    /// This user's keys and the published keys of others, for checking who wrote a record; nil when the
+    /// private data directory could hold no key (the reason went to standard error).
+    public let accountKeys: AccountKeys?
 
     /// The user record ID of whoever runs this process.
     public var currentUserRecordID: RecordID { currentUser.recordID }
@@ -103,8 +106,11 @@ public final class Container: Sendable {
         // A server may be down when a client starts: it opens all the same, and its outbox keeps what it sends until the server answers.
         let lazily = options.opensPublicDatabaseOnFirstUse || engine == .postgresql
         let publicStorage: any RecordStorage = lazily ? LazyStorage(open) : try open()
+        let keys = Self.accountKeys(container: url, engine: engine, privateRoot: privateRoot, user: user, naming: naming,
+                                       publicStorage: publicStorage)
+        accountKeys = keys
         publicDatabase = RecordDatabase(scope: .public, storage: publicStorage, assets: AssetStore(directory: assets, naming: naming),
-                                        user: user, historyLimit: options.changeHistoryLimit)
+                                        user: user, historyLimit: options.changeHistoryLimit, signer: keys?.own)
 
         privateDatabase = RecordDatabase(scope: .private, storage: privateStorage,
                                          assets: AssetStore(directory: privateDirectory.appendingPathComponent("assets", isDirectory: true), naming: naming),

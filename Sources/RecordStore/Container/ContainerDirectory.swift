@@ -21,7 +21,7 @@ enum ContainerDirectory {
                      propose: () -> ContainerDescriptor) throws -> ContainerDescriptor {
         let madeDirectory = try makeDirectoryIfMissing(url, access: access, naming: naming)
         let directory = try DirectoryHandle(path: url.path, followingLink: true, naming: naming)
-        if !exclusive, let descriptor = try existing(in: directory, naming: naming) { return descriptor }
+        if !exclusive, let descriptor = try existing(in: directory, naming: naming, creatorMayBeAtWork: true) { return descriptor }
         guard let access else {
             throw StoreError(.badContainer, "\(url.path) is not a \(naming.programName) container (it has no \(ContainerDescriptor.fileName)). Make one with \(naming.creating(url.path)).")
         }
@@ -73,9 +73,18 @@ enum ContainerDirectory {
     }
 
     /// The descriptor of the container in `directory`, after checking its entries; nil when it holds none.
-    private static func existing(in directory: DirectoryHandle, naming: ContainerNaming) throws -> ContainerDescriptor? {
+    ///
+    /// A database without a descriptor may be a container that another process is making right
+    /// now, under the directory's lock (it makes the database first): with `creatorMayBeAtWork`,
+    /// that lock is waited for and the directory read again before the descriptor is called gone.
+    private static func existing(in directory: DirectoryHandle, naming: ContainerNaming,
+                                 creatorMayBeAtWork: Bool = false) throws -> ContainerDescriptor? {
         guard let descriptor = try ContainerDescriptor.read(in: directory, naming: naming) else {
             if try directory.status(databaseName) != nil {
+                if creatorMayBeAtWork {
+                    directory.lock()
+                    return try existing(in: directory, naming: naming)
+                }
                 throw StoreError(.badContainer, "\(directory.path) holds a public database, but its \(ContainerDescriptor.fileName) has gone: someone deleted or moved it, or a \(naming.creating()) was cut short. Nothing was changed, and no new identity was made, since that would orphan every member's queued messages. Put \(ContainerDescriptor.fileName) back from a backup; if the directory holds nothing you need, move it aside and run \(naming.creating()) again.")
             }
             return nil

@@ -73,6 +73,31 @@ final class DirectoryHandle {
         return made
     }
 
+    /// Opens the sticky, setgid subdirectory `name` in which each member keeps what only they may change,
+    /// making it (with this directory's permissions) if it is not there.
+    ///
+    /// One that is not sticky is refused: in it, any member could `harm` (say, "remove another's logs").
+    /// Where the filesystem shows no real modes (`modesAreMeaningful` false: smbnetfs shows every
+    /// folder as 0777), a missing sticky bit says nothing and is not held against the folder.
+    func stickyDirectory(_ name: String, harm: String, modesAreMeaningful: Bool = true) throws -> DirectoryHandle {
+        func checked(_ folder: DirectoryHandle) throws -> DirectoryHandle {
+            let sticky = try folder.status().st_mode & S_ISVTX != 0
+            guard sticky || !modesAreMeaningful else {
+                throw StoreError(.badContainer, "\(folder.path) is not sticky, so any member could \(harm). Its owner can fix it with `chmod +t \(folder.path)`.")
+            }
+            return folder
+        }
+        if try status(name) == nil {
+            let mode = (try status().st_mode & 0o777) | S_ISVTX | S_ISGID
+            do {
+                return try checked(makeDirectory(name, mode: mode, group: nil))
+            } catch let error as StoreError where error.code == .badContainer && (try? status(name)) != nil {
+                // Another client made it first; use theirs, after the same check.
+            }
+        }
+        return try checked(directory(name))
+    }
+
     /// Opens the regular file `name` for reading, refusing a symlink, a FIFO or a device.
     func openRegularFile(_ name: String) throws -> Int32 {
         let file = openat(fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)

@@ -41,6 +41,12 @@ public enum FilesystemKind: Sendable, Equatable {
         return true
     }
 
+    /// Whether the filesystem shows files' real owners and permission bits.
+    ///
+    /// smbnetfs shows every file as the mounting user's, every folder as 0777 and no sticky bit:
+    /// the SMB server decides who may write, by its own accounts, and none of that shows here.
+    public var showsOwnersAndModes: Bool { self != .smbnetfs }
+
     /// Classifies a filesystem from its `statfs` magic and, when known, its mountinfo type.
     public static func classify(statfsType: UInt64, mountType: String?) -> FilesystemKind {
         let type = mountType ?? ""

@@ -4,7 +4,7 @@ extension RecordDatabase {
     /// Keys that name system fields; a record cannot use them for its own fields.
     static let systemFieldKeys: Set<String> = [
         "recordID", "recordType", "creationDate", "creatorUserRecordID",
-        "modificationDate", "lastModifiedUserRecordID", "recordChangeTag",
+        "modificationDate", "lastModifiedUserRecordID", "recordChangeTag", RecordSignature.fieldKey,
     ]
 
     /// Saves and deletes records in one operation, with a result for each item.
@@ -190,6 +190,9 @@ extension RecordDatabase {
         if record.recordID.recordName.isEmpty || record.recordID.recordName.utf8.count > 255 {
             throw StoreError(.invalidArguments, "A record name must have 1 to 255 bytes.")
         }
+        // The store signs; a signature the caller's copy brings (a fetched copy's, say) is never kept.
+        var record = record
+        record.signature = nil
         for key in record.fields.keys {
             try Identifier.checkFieldKey(key)
             if Self.systemFieldKeys.contains(key) {
@@ -200,7 +203,34 @@ extension RecordDatabase {
             throw StoreError(.invalidArguments, "\(record.recordID) refers to \(reference.recordID) in zone '\(reference.recordID.zoneID.zoneName)'; a reference must stay within its record's zone.")
         }
         try checkSize(record)
-        guard !record.assets.isEmpty else { return record }
+        let ingested = record.assets.isEmpty ? record : try ingestAssets(of: record, sources: &sources)
+        return try presigned(ingested)
+    }
+
+    /// Signs a new record before the write lock is taken, as its creator and replacing nothing: `saveOne`
+    /// keeps this signature when the record turns out to be new, and signs again, inside the lock, only an update.
+    private func presigned(_ record: Record) throws -> Record {
+        guard scope == .public, let signer, record.recordChangeTag == nil else { return record }
+        let fields = try RecordSignature.settled(record.fields, zone: record.recordID.zoneID, assetsDirectory: assets.directory)
+        let message = try RecordSignature.message(type: record.recordType, id: record.recordID, creator: user.recordID.recordName,
+                                                  replacing: nil, fields: fields)
+        var copy = record
+        copy.replaceFields(fields)
+        copy.signature = RecordSignature.fieldValue(signature: try signer.sign(message), replacing: nil)
+        return copy
+    }
+
+    /// Signs the version `record` will be stored as: by `creator`, replacing the version tagged `replacing`.
+    private func sign(_ record: inout Record, creator: String, replacing: String?) throws {
+        guard scope == .public, let signer else { return }
+        let settled = try RecordSignature.settled(record.fields, zone: record.recordID.zoneID, assetsDirectory: assets.directory)
+        let message = try RecordSignature.message(type: record.recordType, id: record.recordID, creator: creator, replacing: replacing, fields: settled)
+        record.replaceFields(settled)
+        record.signature = RecordSignature.fieldValue(signature: try signer.sign(message), replacing: replacing)
+    }
+
+    /// Copies the record's assets into the store and points its fields at the stored copies.
+    private func ingestAssets(of record: Record, sources: inout [String: URL]) throws -> Record {
         var fields = record.fields
         for (key, value) in record.fields {
             switch value {
@@ -270,6 +300,10 @@ extension RecordDatabase {
 
         var stored = record
         stored.replaceFields(fields)
+        if scope == .public, signer != nil, existing != nil || record.recordChangeTag != nil || record.signature == nil {
+            // Not the new record `prepare` signed: sign the version being stored, under the lock.
+            try sign(&stored, creator: existing?.creatorUserRecordID?.recordName ?? user.recordID.recordName, replacing: existing?.recordChangeTag)
+        }
         try checkSize(stored)
         for reference in stored.references where !write.batch.contains(reference.recordID) {
             guard try write.exists(reference.recordID) else {

@@ -15,13 +15,16 @@ public final class RecordDatabase: Sendable {
     let assets: AssetStore
     let user: UserIdentity
     let historyLimit: Int
+    /// The keys that sign every record this database saves; the public database of a container has them.
+    let signer: IdentityKeys?
 
-    init(scope: Scope, storage: any RecordStorage, assets: AssetStore, user: UserIdentity, historyLimit: Int) {
+    init(scope: Scope, storage: any RecordStorage, assets: AssetStore, user: UserIdentity, historyLimit: Int, signer: IdentityKeys? = nil) {
         self.scope = scope
         self.storage = storage
         self.assets = assets
         self.user = user
         self.historyLimit = historyLimit
+        self.signer = signer
     }
 
     /// The most items one modify operation takes, as in CloudKit.

@@ -27,6 +27,9 @@ public struct Record: Hashable, Sendable {
     var ancestorFields: [String: FieldValue]?
     /// Set when the record was fetched with `desiredKeys`: only these keys were loaded.
     public internal(set) var loadedKeys: Set<String>?
+    /// The signature its creator's client put on this version (see ``RecordSignature``), stored
+    /// beside the fields under a reserved key but never one of them; nil when unsigned.
+    var signature: FieldValue?
 
     /// Creates a new record that the database has not seen yet.
     public init(recordType: String, recordID: RecordID = RecordID()) {
@@ -45,11 +48,22 @@ public struct Record: Hashable, Sendable {
         self.changedKeys = Set(fields.keys)
     }
 
+    /// A record as read from storage, its signature taken out of the stored fields.
     init(stored recordType: String, recordID: RecordID, fields: [String: FieldValue]) {
+        var fields = fields
+        signature = fields.removeValue(forKey: RecordSignature.fieldKey)
         self.recordType = recordType
         self.recordID = recordID
         self.fields = fields
         self.ancestorFields = fields
+    }
+
+    /// The fields as storage keeps them: with the signature under its reserved key.
+    var storedFields: [String: FieldValue] {
+        guard let signature else { return fields }
+        var all = fields
+        all[RecordSignature.fieldKey] = signature
+        return all
     }
 
     /// A field's value; a key that was never set reads as `nil`. Setting `nil` removes the key.

@@ -7,8 +7,23 @@ import Foundation
 /// Int64, Double and Date (seconds since 1970), the record name for a
 /// reference, the content hash for an asset, `[lat, lon]` for a location,
 /// and an array of those for a list (`"t":"L"`, element type in `"e"`).
+///
+/// Text made for a ``Sidecar`` (see ``PackedFields``) differs in one way: a
+/// bytes or asset value's `v` is its place in the sidecar, and an asset has no `x`.
 enum FieldCoding {
+    /// Bytes and assets kept beside the text rather than in it, each named in the text by its place here.
+    struct Sidecar: Sendable {
+        var assets: [Asset] = []
+        var bytes: [Data] = []
+    }
+
     static func encode(_ fields: [String: FieldValue]) throws -> String {
+        var inline: Sidecar?
+        return try encode(fields, beside: &inline)
+    }
+
+    /// Encodes `fields`; with a sidecar, appends their bytes and assets to it instead of writing them into the text.
+    static func encode(_ fields: [String: FieldValue], beside sidecar: inout Sidecar?) throws -> String {
         var out = "{"
         var first = true
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
@@ -17,13 +32,13 @@ enum FieldCoding {
             first = false
             // Keys are identifiers (letters, digits, `_`): nothing to escape.
             out += "\"" + key + "\":"
-            try encode(value, key: key, into: &out)
+            try encode(value, key: key, beside: &sidecar, into: &out)
         }
         out += "}"
         return out
     }
 
-    private static func encode(_ value: FieldValue, key: String, into out: inout String) throws {
+    private static func encode(_ value: FieldValue, key: String, beside sidecar: inout Sidecar?, into out: inout String) throws {
         switch value {
         case .list(let items):
             let tags = try items.map { try scalarTag($0, key: key) }
@@ -33,10 +48,10 @@ enum FieldCoding {
             out += "{\"t\":\"L\",\"e\":\"\(tags.first ?? "")\",\"v\":["
             for (i, item) in items.enumerated() {
                 if i > 0 { out += "," }
-                try appendScalarValue(item, key: key, to: &out)
+                try appendScalarValue(item, key: key, beside: &sidecar, to: &out)
             }
             out += "]"
-            let extras = try items.map { try scalarExtra($0) }
+            let extras = try items.map { try scalarExtra($0, beside: sidecar != nil) }
             if extras.contains(where: { $0 != nil }) {
                 out += ",\"x\":[" + extras.map { $0 ?? "null" }.joined(separator: ",") + "]"
             }
@@ -45,8 +60,8 @@ enum FieldCoding {
             out += "{\"t\":\""
             out += try scalarTag(value, key: key)
             out += "\",\"v\":"
-            try appendScalarValue(value, key: key, to: &out)
-            if let extra = try scalarExtra(value) { out += ",\"x\":" + extra }
+            try appendScalarValue(value, key: key, beside: &sidecar, to: &out)
+            if let extra = try scalarExtra(value, beside: sidecar != nil) { out += ",\"x\":" + extra }
             out += "}"
         }
     }
@@ -65,11 +80,17 @@ enum FieldCoding {
         }
     }
 
-    private static func appendScalarValue(_ value: FieldValue, key: String, to out: inout String) throws {
+    private static func appendScalarValue(_ value: FieldValue, key: String, beside sidecar: inout Sidecar?, to out: inout String) throws {
         switch value {
         case .string(let s): appendString(s, to: &out)
         case .int64(let i): out += String(i)
         case .double(let d): out += try number(d, key: key)
+        case .bytes(let d) where sidecar != nil:
+            out += String(sidecar?.bytes.count ?? 0)
+            sidecar?.bytes.append(d)
+        case .asset(let a) where sidecar != nil:
+            out += String(sidecar?.assets.count ?? 0)
+            sidecar?.assets.append(a)
         case .bytes(let d): appendString(d.base64EncodedString(), to: &out)
         case .date(let d): out += try number(d.timeIntervalSince1970, key: key)
         case .location(let l): out += "[\(try number(l.latitude, key: key)),\(try number(l.longitude, key: key))]"
@@ -83,11 +104,12 @@ enum FieldCoding {
         }
     }
 
-    /// What a value needs beyond `v`: a reference's action, an asset's size, a location's altitude and accuracy.
-    private static func scalarExtra(_ value: FieldValue) throws -> String? {
+    /// What a value needs beyond `v`: a reference's action, an asset's size (unless the asset is in a sidecar),
+    /// a location's altitude and accuracy.
+    private static func scalarExtra(_ value: FieldValue, beside: Bool) throws -> String? {
         switch value {
         case .reference(let r): return r.action == .deleteSelf ? "1" : "0"
-        case .asset(let a): return String(a.size ?? 0)
+        case .asset(let a): return beside ? nil : String(a.size ?? 0)
         case .location(let l):
             guard l.altitude != nil || l.horizontalAccuracy != nil else { return nil }
             let alt = try l.altitude.map { try number($0, key: "altitude") } ?? "null"
@@ -133,6 +155,23 @@ enum FieldCoding {
 
     /// Decodes stored fields; `zone` is the record's zone, which its references share.
     static func decode(_ json: String, zone: ZoneID, assetsDirectory: URL, keys: Set<String>? = nil) throws -> [String: FieldValue] {
+        try decode(json, zone: zone, source: .stored(assetsDirectory: assetsDirectory), keys: keys)
+    }
+
+    /// Decodes fields encoded with a sidecar, taking their bytes and assets from `sidecar`.
+    static func decode(_ json: String, zone: ZoneID, beside sidecar: Sidecar) throws -> [String: FieldValue] {
+        try decode(json, zone: zone, source: .beside(sidecar), keys: nil)
+    }
+
+    /// Where a decoded bytes or asset value comes from.
+    private enum Source {
+        /// In the text: bytes as base64, an asset as its content hash, its file in this directory.
+        case stored(assetsDirectory: URL)
+        /// In a sidecar, by place.
+        case beside(Sidecar)
+    }
+
+    private static func decode(_ json: String, zone: ZoneID, source: Source, keys: Set<String>?) throws -> [String: FieldValue] {
         guard let parsed = try? StoredJSON.parse(json), case .object(let members) = parsed else {
             throw StoreError(.badDatabase, "A stored record's fields are not valid JSON; the database may be damaged.")
         }
@@ -144,7 +183,7 @@ enum FieldCoding {
             guard case .string(let tag) = field["t"] else {
                 throw StoreError(.badDatabase, "Stored field '\(key)' has no type; the database may be damaged.")
             }
-            let ctx = Context(key: key, zone: zone, assets: assetsDirectory)
+            let ctx = Context(key: key, zone: zone, source: source)
             if tag == "L" {
                 let element: String = if case .string(let e) = field["e"] { e } else { "" }
                 let values: [StoredJSON] = if case .array(let v) = field["v"] { v } else { [] }
@@ -162,7 +201,7 @@ enum FieldCoding {
     private struct Context {
         let key: String
         let zone: ZoneID
-        let assets: URL
+        let source: Source
 
         func scalar(tag: String, value: StoredJSON, extra: StoredJSON?) throws -> FieldValue {
             switch tag {
@@ -174,7 +213,12 @@ enum FieldCoding {
                 // `encode` writes finite numbers only; an infinity here was written by hand.
                 if let n = value.doubleValue, n.isFinite { return .double(n) }
             case "b":
-                if case .string(let s) = value, let d = Data(base64Encoded: s) { return .bytes(d) }
+                switch source {
+                case .stored:
+                    if case .string(let s) = value, let d = Data(base64Encoded: s) { return .bytes(d) }
+                case .beside(let sidecar):
+                    if let place = Self.place(value, in: sidecar.bytes) { return .bytes(sidecar.bytes[place]) }
+                }
             case "t":
                 if let n = value.doubleValue, StoredColumns.dateRange.contains(n) { return .date(Date(timeIntervalSince1970: n)) }
             case "l":
@@ -192,17 +236,28 @@ enum FieldCoding {
                     return .reference(Reference(recordID: RecordID(recordName: name, zoneID: zone), action: action))
                 }
             case "a":
-                if case .string(let hash) = value {
-                    // A stored name becomes a path: anything but a SHA-256 is refused here.
-                    guard AssetName.isValid(hash) else {
-                        throw StoreError(.badDatabase, "Stored field '\(key)' names an asset that is not a SHA-256; someone wrote it into the file directly.")
+                switch source {
+                case .stored(let assets):
+                    if case .string(let hash) = value {
+                        // A stored name becomes a path: anything but a SHA-256 is refused here.
+                        guard AssetName.isValid(hash) else {
+                            throw StoreError(.badDatabase, "Stored field '\(key)' names an asset that is not a SHA-256; someone wrote it into the file directly.")
+                        }
+                        return .asset(Asset(fileURL: assets.appendingPathComponent(hash), contentHash: hash, size: extra?.int64Value ?? 0))
                     }
-                    return .asset(Asset(fileURL: assets.appendingPathComponent(hash), contentHash: hash, size: extra?.int64Value ?? 0))
+                case .beside(let sidecar):
+                    if let place = Self.place(value, in: sidecar.assets) { return .asset(sidecar.assets[place]) }
                 }
             default:
                 break
             }
             throw StoreError(.badDatabase, "Stored field '\(key)' has a value that does not fit its type '\(tag)'; the database may be damaged.")
+        }
+
+        /// A place in `list` that `value` names: an integer within its bounds.
+        private static func place<T>(_ value: StoredJSON, in list: [T]) -> Int? {
+            guard case .integer(let n) = value, let place = Int(exactly: n), list.indices.contains(place) else { return nil }
+            return place
         }
     }
 }

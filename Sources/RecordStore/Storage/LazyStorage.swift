@@ -34,4 +34,6 @@ final class LazyStorage: RecordStorage {
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T { try storage().write(body) }
 
     func makeChangeSignal() throws -> any StorageChangeSignal { try storage().makeChangeSignal() }
+
+    func keyTable() throws -> (any PublishedKeyTable)? { try storage().keyTable() }
 }

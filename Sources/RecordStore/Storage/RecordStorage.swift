@@ -21,6 +21,24 @@ protocol RecordStorage: Sendable {
 
     /// A cheap way to learn that another process committed.
     func makeChangeSignal() throws -> any StorageChangeSignal
+
+    /// Where the engine keeps accounts' public keys itself (PostgreSQL), or nil when they are files in the container.
+    func keyTable() throws -> (any PublishedKeyTable)?
+}
+
+extension RecordStorage {
+    /// Engines on a shared filesystem publish keys as files (see `KeyDirectory`).
+    func keyTable() throws -> (any PublishedKeyTable)? { nil }
+}
+
+/// Public keys kept as rows of the database, each writable only by its own account.
+protocol PublishedKeyTable: Sendable {
+    /// Publishes (or replaces) the key text of `account`, the caller's own.
+    func publish(account: String, text: Data) throws
+    /// The key text `account` published, or nil when there is none that can be believed.
+    func text(of account: String) throws -> Data?
+    /// The accounts whose whole name is `userName`, or that end in `_<userName>`.
+    func accounts(endingWith userName: String) throws -> [String]
 }
 
 /// One change-log entry.

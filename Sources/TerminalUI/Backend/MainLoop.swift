@@ -12,12 +12,17 @@ public enum LoopEvent: Sendable, Equatable {
     case tick
     /// SIGTERM, SIGHUP or SIGINT arrived; the loop ends after the handler returns.
     case terminate(signal: Int32)
+    /// The time a handler asked for with ``LoopControl/callBack(after:)`` has passed.
+    case callback
 }
 
 /// Whether the main loop goes on.
 public enum LoopControl: Sendable {
     /// Wait for the next event.
     case proceed
+    /// Wait for the next event, and deliver ``LoopEvent/callback`` once `delay` has passed,
+    /// unless a callback asked for earlier is still to come (then that one serves).
+    case callBack(after: Duration)
     /// Return from ``MainLoop/run(terminal:eventDescriptor:tickMilliseconds:handler:)``.
     case stop
 }
@@ -37,8 +42,19 @@ public enum MainLoop {
             // The handlers the loop keeps must not keep it: `handler` may not outlive this call.
             unowned let stopper = loop
             var decoder = KeyDecoder()
+            var callbackComing = false
             func deliver(_ event: LoopEvent) {
-                if handler(event, terminal) == .stop { stopper.stop() }
+                switch handler(event, terminal) {
+                case .proceed: break
+                case .stop: stopper.stop()
+                case .callBack(let delay):
+                    guard !callbackComing else { return }
+                    callbackComing = true
+                    stopper.schedule(after: delay) {
+                        callbackComing = false
+                        deliver(.callback)
+                    }
+                }
             }
             func readInput() {
                 let events = decoder.decodeAll(terminal.readAvailable())

@@ -36,8 +36,14 @@ extension ChatScreen {
             describeWait()
         case .reload:
             if let name = session.current { select(name) }
-        case .damagedRowSkipped(let line):
+        case .damagedRowSkipped(let line), .keyChanged(let line):
             notice(line)
+        case .directMessage(let message):
+            // The @user conversation pane is not built yet: a direct message shows as a notice and a banner.
+            guard message.from != client.user else { return }
+            let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
+            notice("direct message from \(message.verified ? "" : "?")<\(sender)>: \(message.text)  [\(message.shortID)]")
+            state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
         }
     }
 
@@ -62,6 +68,7 @@ extension ChatScreen {
             } else if window.atNewest {
                 state.messages.append(item(message))
                 if state.scroll != .bottom { state.hasNewMessagesBelow = true }
+                letGoOfOldestIfMany()
             } else {
                 state.hasNewMessagesBelow = true
             }

@@ -12,6 +12,8 @@ struct HistoryWindow {
     var newerCursor: HistoryCursor?
     /// The slice ends with the channel's newest message, so live messages extend it.
     var atNewest = true
+    /// The slice's size at which the client next tries to let go of its oldest messages.
+    var letGoAt = 0
 }
 
 extension ChatScreen {
@@ -20,8 +22,10 @@ extension ChatScreen {
         if message.hasAttachment {
             text = "[\(message.attachmentType ?? "file") \(message.shortID)] " + text
         }
-        return MessageItem(id: message.id.rawValue, time: message.date, handle: message.handle,
-                           userID: message.sender?.rawValue ?? "", text: text, isEdited: message.edited, delivery: delivery)
+        var item = MessageItem(id: message.id.rawValue, time: message.date, handle: message.handle,
+                               userID: message.sender?.rawValue ?? "", text: text, isEdited: message.edited, delivery: delivery)
+        item.isUnverified = !message.verified
+        return item
     }
 
     /// The newest page, scrolled to the bottom.
@@ -76,6 +80,26 @@ extension ChatScreen {
             state.messages += pendingItems(in: name)
             state.hasNewMessagesBelow = false
         }
+    }
+
+    /// Lets go of the oldest loaded messages once more than ``Options/maxLoadedMessages``
+    /// are loaded while the newest end is shown. The slice then starts where the newest
+    /// page of half that size starts, read again for its cursor; the notices and pending
+    /// lines after that point stay. A client far behind the file has not loaded that
+    /// page's first message yet: it tries again after as many more messages.
+    func letGoOfOldestIfMany() {
+        let keep = max(options.maxLoadedMessages / 2, options.pageSize)
+        guard state.messages.count > max(options.maxLoadedMessages, window.letGoAt), window.atNewest,
+              state.scroll == .bottom, let name = session.current,
+              let page = try? client.messages(in: name, limit: keep),
+              let first = page.messages.first?.id.rawValue else { return }
+        guard let start = state.messages.firstIndex(where: { $0.id == first }) else {
+            window.letGoAt = state.messages.count + keep
+            return
+        }
+        state.messages.removeFirst(start)
+        window.olderCursor = page.older
+        window.letGoAt = 0
     }
 
     /// PgUp and PgDn: a page of lines, loading more history at either end as needed.

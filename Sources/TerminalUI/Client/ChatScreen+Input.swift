@@ -149,6 +149,14 @@ extension ChatScreen {
                 let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.rawValue ?? "", in: state)
                 notice("#\(message.channelName) <\(sender)> \(message.text)  [\(message.shortID)]")
             }
+        case .directMessageQueued(let message):
+            notice("to \(message.to.rawValue): \(message.text)  [\(message.shortID)]")
+        case .conversation(let peer, let messages):
+            notice(messages.isEmpty ? "no direct messages with \(peer.rawValue) yet" : "direct messages with \(peer.rawValue):")
+            for message in messages {
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
+                notice("\(message.verified ? "" : "?")<\(sender)> \(message.text)  [\(message.shortID)]")
+            }
         case .help:
             state.showsHelp = true
         case .quit:

@@ -17,6 +17,10 @@ public final class ChatScreen {
         public var bannerSeconds = 4.0
         /// Messages loaded per page of history.
         public var pageSize = 50
+        /// The most messages the current channel keeps loaded while its newest end is shown;
+        /// past this the oldest half is let go (scrolling up loads it again), so a client left
+        /// open in a busy channel stays small and each arriving message stays cheap.
+        public var maxLoadedMessages = 1000
 
         public init() {}
     }

@@ -61,6 +61,7 @@ public enum ClientApp {
             throw failure
         }
         terminal.draw(screen?.render() ?? opening.render(size: terminal.size, options: renderOptions))
+        var frames = FramePacing()
         try MainLoop.run(terminal: terminal, eventDescriptor: client.eventDescriptor) { event, terminal in
             openScreen(terminal)
             if failure != nil { return .stop }
@@ -90,6 +91,8 @@ public enum ClientApp {
             case .terminate:
                 screen?.quit()
                 return .stop
+            case .callback:
+                break
             }
             guard let screen else {
                 terminal.draw(opening.render(size: terminal.size, options: renderOptions))
@@ -102,11 +105,32 @@ public enum ClientApp {
                 }
             }
             if screen.wantsQuit { return .stop }
+            // Keys, resizes and ticks draw at once; a flood of messages draws at most a frame a period.
+            if case .eventsReady = event, let wait = frames.wait() { return .callBack(after: wait) }
             terminal.draw(screen.render())
+            frames.drew()
             return .proceed
         }
         if let failure { throw failure }
     }
+}
+
+/// How often arriving messages may redraw the screen. Each frame renders every loaded
+/// message and writes to the terminal, so a channel flooded with a hundred messages a
+/// second would otherwise cost a hundred frames a second; a key never waits for this.
+struct FramePacing {
+    static let period = Duration.milliseconds(33)
+    private var last: ContinuousClock.Instant?
+
+    /// How long after `now` a frame for arriving messages may be drawn; nil for at once.
+    func wait(at now: ContinuousClock.Instant = .now) -> Duration? {
+        guard let last else { return nil }
+        let since = last.duration(to: now)
+        return since < Self.period ? Self.period - since : nil
+    }
+
+    /// Notes that a frame was drawn at `now`.
+    mutating func drew(at now: ContinuousClock.Instant = .now) { last = now }
 }
 
 /// The shared file being opened on a thread of its own, and what the client shows and keeps meanwhile.
@@ -155,7 +179,7 @@ struct Opening {
     mutating func note(_ event: ChatEvent) {
         switch event {
         case .status: status = event
-        case .damagedRowSkipped: damagedRows.append(event)
+        case .damagedRowSkipped, .keyChanged: damagedRows.append(event)
         default: break
         }
     }

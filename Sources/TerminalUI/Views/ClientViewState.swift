@@ -111,6 +111,8 @@ public struct MessageItem: Sendable, Equatable, Identifiable {
     public var delivery: Delivery
     /// A line from the client itself (`<*> joined #general`), which no account sent.
     public var isNotice: Bool
+    /// Whether the sender's key does not vouch for the message (unsigned, or signed wrongly): drawn as `?<handle>`.
+    public var isUnverified = false
 
     /// Creates a message; only the first ``TextPrefix/messageBytes`` of `text` are kept, so
     /// that a huge message costs no more to hold, wrap or draw than that.

@@ -81,7 +81,7 @@ public struct MessageLines: Sendable {
     func wrap(_ message: MessageItem, label: String, calendar: Calendar) -> [[Segment]] {
         let parts = calendar.dateComponents([.hour, .minute], from: message.time)
         let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
-        let handle = "<" + label + ">"
+        let handle = (message.isUnverified ? "?<" : "<") + label + ">"
         let headerWidth = DisplayWidth.of(time) + 1 + DisplayWidth.of(handle) + 1
         let indent = min(headerWidth, max(0, width / 2))
 

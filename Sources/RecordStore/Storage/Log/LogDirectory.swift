@@ -52,24 +52,11 @@ enum LogDirectory {
     }
 
     /// Opens `logs/` in the container, making it (sticky, setgid, with the container directory's permissions) if it is not there.
-    static func open(in container: DirectoryHandle) throws -> DirectoryHandle {
-        if try container.status(name) == nil {
-            let mode = (try container.status().st_mode & 0o777) | S_ISVTX | S_ISGID
-            do {
-                return try checked(container.makeDirectory(name, mode: mode, group: nil))
-            } catch let error as StoreError where error.code == .badContainer && (try? container.status(name)) != nil {
-                // Another client made it first; use theirs, after the same checks.
-            }
-        }
-        return try checked(container.directory(name))
-    }
-
-    /// Refuses a `logs/` that is not sticky: in it, any member could remove anyone's log directory.
-    private static func checked(_ logs: DirectoryHandle) throws -> DirectoryHandle {
-        guard try logs.status().st_mode & S_ISVTX != 0 else {
-            throw StoreError(.badContainer, "\(logs.path) is not sticky, so any member could remove another's logs. Its owner can fix it with `chmod +t \(logs.path)`.")
-        }
-        return logs
+    ///
+    /// `filesystem` is where the container lives: on one that shows no real modes (smbnetfs shows
+    /// every folder as 0777), a missing sticky bit says nothing, and is not held against the folder.
+    static func open(in container: DirectoryHandle, filesystem: FilesystemKind) throws -> DirectoryHandle {
+        try container.stickyDirectory(name, harm: "remove another's logs", modesAreMeaningful: filesystem.showsOwnersAndModes)
     }
 
     /// Opens this account's own directory in `logs/`, making it if it is not there; only its owner may write in it.

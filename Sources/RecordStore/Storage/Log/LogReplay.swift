@@ -335,7 +335,7 @@ struct LogReplay {
 
     /// The saved form of a record that this client stores, for its own log.
     static func saved(_ record: Record) throws -> LogEntry.Saved {
-        LogEntry.Saved(recordType: record.recordType, fields: try FieldCoding.encode(record.fields),
+        LogEntry.Saved(recordType: record.recordType, fields: try FieldCoding.encode(record.storedFields),
                        created: (record.creationDate ?? Date()).timeIntervalSince1970,
                        modified: (record.modificationDate ?? Date()).timeIntervalSince1970,
                        changeTag: record.recordChangeTag ?? "")

@@ -21,6 +21,14 @@ final class LogStorage: RecordStorage {
     /// Whether the filesystem reports owners as they are; where it does not (some network
     /// filesystems map every owner to one account), owners are not checked.
     let ownersAreMeaningful: Bool
+    /// How long a listing of an account folder stands while the folder's `stat` stays the same (see `relistInterval(on:)`).
+    var relistAfter: Duration {
+        get { relistSetting.withLock { $0 } }
+        set { relistSetting.withLock { $0 = newValue } }
+    }
+    private let relistSetting: Mutex<Duration>
+    /// Whether a log whose `stat` has not changed for `relistAfter` is opened, to refresh the mount's cached `stat`.
+    private let opensUnchangedLogs: Bool
     private let logs: DirectoryHandleBox
     private let historyLimit: Int
     /// What the last poll saw of each log and account directory, to skip what has not changed.
@@ -42,7 +50,8 @@ final class LogStorage: RecordStorage {
         cache = try SQLiteStorage(path: privateDirectory.appendingPathComponent(cacheName).path, assetsDirectory: assetsDirectory, mode: .local, naming: naming)
         slot = try LogClientSlot(in: privateDirectory, naming: naming)
         let containerHandle = try DirectoryHandle(path: container.path, followingLink: true, naming: naming)
-        let logs = try LogDirectory.open(in: containerHandle)
+        let filesystem = Filesystem.detect(for: container)
+        let logs = try LogDirectory.open(in: containerHandle, filesystem: filesystem.kind)
         let (own, made) = try LogDirectory.ownDirectory(in: logs, account: account)
         logFileMode = (try own.status().st_mode & 0o644) | 0o200
         // A directory this process just made shows how the filesystem reports owners; one that was
@@ -51,7 +60,11 @@ final class LogStorage: RecordStorage {
         if !ownedByMe, !made, JournalMode.detect(for: container) == .local {
             throw StoreError(.badContainer, "\(own.path) belongs to another account, so someone else could rewrite this client's log. Ask its owner or an administrator to remove it.")
         }
-        ownersAreMeaningful = ownedByMe
+        ownersAreMeaningful = ownedByMe && filesystem.kind.showsOwnersAndModes
+        relistSetting = Mutex(Self.relistInterval(on: filesystem.kind))
+        // sshfs answers `stat` from a cache it refreshes when the file is opened; GlusterFS's client
+        // gave no fresher size after an open (tried), so there an open would only cost a round trip.
+        opensUnchangedLogs = filesystem.kind == .sshfs
         ownDirectory = DirectoryHandleBox(own)
         self.logs = DirectoryHandleBox(logs)
         self.historyLimit = historyLimit
@@ -200,10 +213,26 @@ final class LogStorage: RecordStorage {
         var key: String { account + "/" + LogDirectory.fileName(for: client) }
     }
 
+    /// How long a listing of an account folder, or a log's `stat`, is trusted while it stays the same.
+    ///
+    /// A folder's `stat` cannot be trusted to change when a log is made in it on a network
+    /// filesystem: sshfs gives whole-second times and a fixed size, and caches them for 20 s, so a
+    /// log made in the second of a listing changed nothing a later poll could see, and its
+    /// messages never arrived. There every folder is listed again at least once a second, which
+    /// bounds how late a new log is seen by the mount's own listing cache; and on sshfs a log whose
+    /// `stat` has not changed for that long is opened, since sshfs refreshes a file's cached `stat`
+    /// when it is opened (otherwise a message waited up to 20 s). A local disk's nanosecond times
+    /// are trusted, with a rare listing as a backstop.
+    static func relistInterval(on kind: FilesystemKind) -> Duration {
+        kind.isNetwork ? .seconds(1) : .seconds(10)
+    }
+
     /// The logs whose size, inode or time changed since they were last read to their end.
     private func changedLogs() throws -> [Candidate] {
         let logs = self.logs.handle
         var candidates: [Candidate] = []
+        let now = ContinuousClock.now
+        let relistAfter = self.relistAfter
         for account in try LogDirectory.names(in: logs).sorted() {
             guard let uid = LogDirectory.uid(inAccount: account),
                   let info = try? logs.status(account), info.st_mode & S_IFMT == S_IFDIR else { continue }
@@ -211,19 +240,28 @@ final class LogStorage: RecordStorage {
             if ownersAreMeaningful, info.st_uid != uid { continue }
             let directory: DirectoryHandleBox
             let names: [String]
-            if let remembered = seen.withLock({ $0.accounts[account] }), remembered.stamp == FileStamp(info) {
+            if let remembered = seen.withLock({ $0.accounts[account] }), remembered.stamp == FileStamp(info),
+               now - remembered.listedAt < relistAfter {
                 (directory, names) = (remembered.directory, remembered.names)
             } else {
                 guard let opened = try? logs.directory(account), let listed = try? LogDirectory.names(in: opened) else { continue }
                 directory = DirectoryHandleBox(opened)
                 names = listed
-                seen.withLock { $0.accounts[account] = (FileStamp(info), directory, names) }
+                seen.withLock { $0.accounts[account] = PollMemory.Listing(stamp: FileStamp(info), directory: directory, names: names, listedAt: now) }
             }
             for name in names.sorted() {
                 guard let client = LogDirectory.client(inFileName: name),
                       let file = try? directory.handle.status(name), file.st_mode & S_IFMT == S_IFREG else { continue }
-                let candidate = Candidate(account: account, uid: uid, client: client, directory: directory, stamp: FileStamp(file))
-                if seen.withLock({ $0.logs[candidate.key] }) != candidate.stamp { candidates.append(candidate) }
+                var candidate = Candidate(account: account, uid: uid, client: client, directory: directory, stamp: FileStamp(file))
+                let key = candidate.key
+                let (remembered, confirmed) = seen.withLock { ($0.logs[key], $0.confirmed[key]) }
+                if remembered == candidate.stamp, opensUnchangedLogs, confirmed.map({ now - $0 >= relistAfter }) ?? true {
+                    // An open refreshes the mount's cached `stat` (sshfs's, kept 20 s); the new one shows now or at a later poll.
+                    if let fd = try? directory.handle.openRegularFile(name) { close(fd) }
+                    seen.withLock { $0.confirmed[key] = now }
+                    if let again = try? directory.handle.status(name), again.st_mode & S_IFMT == S_IFREG { candidate.stamp = FileStamp(again) }
+                }
+                if remembered != candidate.stamp { candidates.append(candidate) }
             }
         }
         return candidates
@@ -296,8 +334,18 @@ final class LogStorage: RecordStorage {
 
 /// What a poll remembers between calls.
 struct PollMemory {
+    /// An account folder as last listed: its `stat` then, the names in it, and when.
+    struct Listing {
+        var stamp: FileStamp
+        var directory: DirectoryHandleBox
+        var names: [String]
+        var listedAt: ContinuousClock.Instant
+    }
+
     var logs: [String: FileStamp] = [:]
-    var accounts: [String: (stamp: FileStamp, directory: DirectoryHandleBox, names: [String])] = [:]
+    /// When each log unchanged since it was read was last opened to refresh the mount's cached `stat`.
+    var confirmed: [String: ContinuousClock.Instant] = [:]
+    var accounts: [String: Listing] = [:]
 }
 
 /// The parts of a `stat` that change when a file is written or replaced.

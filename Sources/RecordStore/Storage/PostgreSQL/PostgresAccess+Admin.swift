@@ -17,7 +17,8 @@ extension PostgresAccess {
             var types: [String: String] = [:]
             for field in fields {
                 let cells = PostgresColumns(field)
-                guard let key = try? cells.text(0, "key") else { continue }
+                // The signature is kept beside the fields, not as one of them.
+                guard let key = try? cells.text(0, "key"), key != RecordSignature.fieldKey else { continue }
                 let tag = (try? cells.optionalText(1, "tag")) ?? nil
                 let element = (try? cells.optionalText(2, "element")) ?? nil
                 types[key] = tag == "L" ? "List<\(Self.tagNames[element ?? ""] ?? "?")>" : Self.tagNames[tag ?? "?"] ?? (tag ?? "?")

@@ -66,7 +66,7 @@ struct PostgresAccess: StorageWriter {
 
     func upsert(_ record: Record, isNew: Bool) throws {
         let id = record.recordID
-        let fields = try FieldCoding.encode(record.fields)
+        let fields = try FieldCoding.encode(record.storedFields)
         if fields.utf8.count > StoredColumns.maximumFieldsText {
             throw StoreError(.limitExceeded, "\(id) has \(record.fields.count) fields whose stored form is \(fields.utf8.count) bytes, more than \(StoredColumns.maximumFieldsText); use fewer fields, or move data into an asset.")
         }

@@ -15,7 +15,9 @@ import PostgresNIO
 /// - what must reach other roles' rows goes through functions that check their
 ///   arguments: the cascade of a `deleteSelf` reference (only for a record
 ///   whose target is gone), field marks and their indexes (identifiers only),
-///   search text, and the subscriptions of deleted parents.
+///   search text, and the subscriptions of deleted parents;
+/// - a public key (`identity`) is a row of the role its account names, and only
+///   that role replaces it, as a subscription is.
 /// Each insert into the change log sends `NOTIFY fatchat_changes` with the new
 /// sequence number, delivered when the transaction commits.
 enum PostgresSchema {
@@ -170,15 +172,16 @@ enum PostgresSchema {
              CREATE POLICY subscription_write ON fatchat.subscription FOR ALL
              USING (role = current_user) WITH CHECK (role = current_user)
              """, []),
+            // The role column of a subscription or a key: the server's word; the account the row names must be that role's.
             ("""
-             CREATE FUNCTION fatchat.stamp_subscriber() RETURNS trigger LANGUAGE plpgsql AS $$
+             CREATE FUNCTION fatchat.stamp_role() RETURNS trigger LANGUAGE plpgsql AS $$
              BEGIN
                  IF TG_OP = 'INSERT' THEN NEW.role := current_user; ELSE NEW.role := OLD.role; END IF;
-                 PERFORM fatchat.check_user(NEW.owner, NEW.role);
+                 PERFORM fatchat.check_user(to_jsonb(NEW) ->> TG_ARGV[0], NEW.role);
                  RETURN NEW;
              END $$
              """, []),
-            ("CREATE TRIGGER subscription_role BEFORE INSERT OR UPDATE ON fatchat.subscription FOR EACH ROW EXECUTE FUNCTION fatchat.stamp_subscriber()", []),
+            ("CREATE TRIGGER subscription_role BEFORE INSERT OR UPDATE ON fatchat.subscription FOR EACH ROW EXECUTE FUNCTION fatchat.stamp_role('owner')", []),
 
             // What reaches other roles' rows, each with its own check.
             ("""
@@ -231,10 +234,22 @@ enum PostgresSchema {
                  END LOOP;
              END $$
              """, []),
+            // Public keys: one row per account, owned by the role whose name the account carries.
+            ("""
+             CREATE TABLE fatchat.identity (
+                 account text PRIMARY KEY, key text NOT NULL CHECK (octet_length(key) <= 1024),
+                 published double precision NOT NULL, role name NOT NULL DEFAULT current_user)
+             """, []),
+            ("CREATE TRIGGER identity_role BEFORE INSERT OR UPDATE ON fatchat.identity FOR EACH ROW EXECUTE FUNCTION fatchat.stamp_role('account')", []),
+            ("ALTER TABLE fatchat.identity ENABLE ROW LEVEL SECURITY", []),
+            ("CREATE POLICY identity_read ON fatchat.identity FOR SELECT USING (true)", []),
+            ("CREATE POLICY identity_insert ON fatchat.identity FOR INSERT WITH CHECK (role = current_user)", []),
+            ("CREATE POLICY identity_update ON fatchat.identity FOR UPDATE USING (role = current_user) WITH CHECK (role = current_user)", []),
             ("GRANT USAGE ON SCHEMA fatchat TO PUBLIC", []),
             ("GRANT SELECT ON ALL TABLES IN SCHEMA fatchat TO PUBLIC", []),
             ("GRANT INSERT, UPDATE, DELETE ON fatchat.record, fatchat.reference, fatchat.asset_use, fatchat.change, fatchat.subscription TO PUBLIC", []),
             ("GRANT UPDATE ON fatchat.meta TO PUBLIC", []),
+            ("GRANT INSERT, UPDATE ON fatchat.identity TO PUBLIC", []),
         ]
     }
 }

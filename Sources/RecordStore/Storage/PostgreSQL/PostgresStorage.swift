@@ -97,4 +97,7 @@ final class PostgresStorage: RecordStorage {
     func makeChangeSignal() throws -> any StorageChangeSignal {
         try PostgresChangeSignal(endpoint: session.endpoint, naming: naming)
     }
+
+    /// Keys are rows of `fatchat.identity`, read and written on this storage's connection.
+    func keyTable() throws -> (any PublishedKeyTable)? { PostgresKeyTable(session: session) }
 }

@@ -14,7 +14,8 @@ extension SQLiteAccess {
                 """, arguments: [type])
             var types: [String: String] = [:]
             for field in fields {
-                guard let key = try StoredColumns.textIfAny(field, 0) else { continue }
+                // The signature is kept beside the fields, not as one of them.
+                guard let key = try StoredColumns.textIfAny(field, 0), key != RecordSignature.fieldKey else { continue }
                 let tag = try StoredColumns.textIfAny(field, 1) ?? "?"
                 let element = try StoredColumns.textIfAny(field, 2) ?? ""
                 types[key] = tag == "L" ? "List<\(Self.tagNames[element] ?? "?")>" : Self.tagNames[tag] ?? tag

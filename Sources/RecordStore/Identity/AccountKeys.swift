@@ -1,0 +1,137 @@
+import Foundation
+import Synchronization
+
+/// The published keys of a container's accounts, as this user has come to know them.
+///
+/// Keys are read from the container's `KeyDirectory` and kept for a few
+/// seconds, so that checking a page of messages reads each author's key once.
+/// Every key seen is remembered in `known_keys` in the user's private data
+/// directory (one line: account, fingerprint). A key that differs from the one
+/// remembered is reported once, as ssh reports a changed host key, and then
+/// remembered in its place.
+public final class AccountKeys: Sendable {
+    /// How long a key read from the container is used before it is read again.
+    static let freshness: TimeInterval = 5
+    static let knownKeysName = "known_keys"
+
+    let directory: KeyDirectory
+    /// This user's own keys.
+    public let own: IdentityKeys
+    private let knownKeysURL: URL
+
+    private struct State {
+        var cache: [String: (key: PublicIdentity?, read: Date)] = [:]
+        var known: [String: String]?
+        var checked: [CheckedVersion: SignatureCheck] = [:]
+        var report: (@Sendable (String) -> Void)?
+        var pending: [String] = []
+    }
+    /// What one signature check looked at: the signed bytes, the signature and the key.
+    private struct CheckedVersion: Hashable {
+        var message: Data
+        var signature: Data
+        var key: Data
+    }
+    private let state = Mutex(State())
+
+    init(directory: KeyDirectory, own: IdentityKeys, privateRoot: URL) {
+        self.directory = directory
+        self.own = own
+        knownKeysURL = privateRoot.appendingPathComponent(Self.knownKeysName)
+    }
+
+    /// Sends each warning about a changed key to `handler` instead of standard error; those raised so far go first.
+    public func report(to handler: @escaping @Sendable (String) -> Void) {
+        let earlier: [String] = state.withLock { state in
+            state.report = handler
+            defer { state.pending = [] }
+            return state.pending
+        }
+        earlier.forEach(handler)
+    }
+
+    /// The key `account` has published, or nil; a key that changed since it was last seen is reported once.
+    public func key(of account: String) -> PublicIdentity? {
+        let now = Date()
+        if let cached = state.withLock({ $0.cache[account] }), now.timeIntervalSince(cached.read) < Self.freshness {
+            return cached.key
+        }
+        let key = account == own.publicIdentity.account ? own.publicIdentity : directory.key(of: account)
+        var warning: String?
+        state.withLock { state in
+            // Creators come from the file: a member could name thousands, so the cache has a bound.
+            if state.cache.count > 10_000 { state.cache = [:] }
+            state.cache[account] = (key, now)
+            guard let key else { return }
+            if state.known == nil { state.known = loadKnown() }
+            let seen = state.known?[account]
+            guard seen != key.fingerprint else { return }
+            state.known?[account] = key.fingerprint
+            saveKnown(state.known ?? [:])
+            // One's own key changes only by one's own doing (a lost identity.key): nothing to warn about.
+            if let seen, account != own.publicIdentity.account {
+                warning = "The key of \(account) has changed: it was \(seen), it is now \(key.fingerprint). If they did not make a new key, someone else may be writing as them; their messages signed with the old key now show as unverified (?)."
+            }
+        }
+        if let warning { warn(warning) }
+        return key
+    }
+
+    /// Reports a warning about keys: to the handler, else standard error unless it is a terminal (kept for a handler to come).
+    func warn(_ warning: String) {
+        let handler: (@Sendable (String) -> Void)? = state.withLock { state in
+            if state.report == nil, state.pending.count < 100 { state.pending.append(warning) }
+            return state.report
+        }
+        if let handler { handler(warning) } else if isatty(STDERR_FILENO) == 0 {
+            FileHandle.standardError.write(Data(("warning: " + warning + "\n").utf8))
+        }
+    }
+
+    /// Checks that `record` was signed, as it is, by its creator's published key.
+    ///
+    /// A record fetched with some keys only cannot be checked and reads as unsigned.
+    /// What was checked is remembered by the exact bytes signed, so paging back over
+    /// the same messages costs an encoding, not another signature check.
+    public func check(_ record: Record) -> SignatureCheck {
+        guard !record.isPartial, let (signature, replacing) = RecordSignature.parse(record.signature) else { return .unsigned }
+        guard let creator = record.creatorUserRecordID?.recordName, let key = key(of: creator) else { return .unknownKey }
+        guard let message = try? RecordSignature.message(type: record.recordType, id: record.recordID, creator: creator,
+                                                         replacing: replacing, fields: record.fields) else { return .badSignature }
+        let version = CheckedVersion(message: message, signature: signature, key: key.signingKey)
+        if let known = state.withLock({ $0.checked[version] }) { return known }
+        let outcome: SignatureCheck = key.isValidSignature(signature, for: message) ? .verified : .badSignature
+        state.withLock { state in
+            if state.checked.count > 10_000 { state.checked = [:] }
+            state.checked[version] = outcome
+        }
+        return outcome
+    }
+
+    /// The accounts with a published key whose user name, or whole account name, is `name`.
+    public func accounts(named name: String) -> [String] {
+        directory.accounts(named: name)
+    }
+
+    private func loadKnown() -> [String: String] {
+        guard let data = try? Data(contentsOf: knownKeysURL), data.count < 4_000_000 else { return [:] }
+        var known: [String: String] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2 { known[String(parts[0])] = String(parts[1]) }
+        }
+        return known
+    }
+
+    /// Writes what was seen, 0600, through a temporary file renamed into place.
+    private func saveKnown(_ known: [String: String]) {
+        let text = known.keys.sorted().map { "\($0) \(known[$0] ?? "")\n" }.joined()
+        let temporary = knownKeysURL.path + ".\(getpid()).tmp"
+        let fd = Foundation.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let bytes = Data(text.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        if written == bytes.count { rename(temporary, knownKeysURL.path) } else { unlink(temporary) }
+    }
+}
