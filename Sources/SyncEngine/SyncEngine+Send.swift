@@ -150,6 +150,9 @@ extension SyncEngine {
                 case .failure(let error)?:
                     if error.isTransient {
                         transient = error
+                    } else if error.code == .batchRequestFailed {
+                        // Never tried, because another item failed: it stays pending and goes in the next batch.
+                        continue
                     } else if let server = alreadySent(record, error) {
                         settlement.sent(entry, saved: server)
                     } else if entry.createsOnly, error.code == .permissionFailure || error.code == .serverRecordChanged {
@@ -168,6 +171,8 @@ extension SyncEngine {
                 case .failure(let error)?:
                     if error.isTransient {
                         transient = error
+                    } else if error.code == .batchRequestFailed {
+                        continue
                     } else if error.code == .unknownItem {
                         settlement.sent(entry, saved: nil)
                     } else {

@@ -71,8 +71,17 @@ struct Send: ParsableCommand {
             say("queued \(prefix)-\(i)")
         }
         guard engine.waitUntilSent(timeout: drainTimeout) else {
-            say("unsent \((try? engine.outboxEntries().count) ?? -1)")
+            say("unsent \((try? engine.outboxEntries().count) ?? -1) \(engine.blockingFailure?.message ?? "")")
             throw ExitCode(3)
+        }
+        // A change the engine gave up on is lost to the receivers: say so, rather than "done".
+        let failed = (try? engine.outboxEntries())?.compactMap { entry -> String? in
+            guard case .failed(_, let message) = entry.state else { return nil }
+            return "\(entry.recordID.recordName): \(message)"
+        } ?? []
+        guard failed.isEmpty else {
+            say("failed \(failed.count) \(failed.first ?? "")")
+            throw ExitCode(4)
         }
         say("done")
     }

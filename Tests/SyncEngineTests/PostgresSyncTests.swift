@@ -4,7 +4,7 @@ import Testing
 @testable import RecordStore
 
 /// The sync engine on the `postgresql` engine, across real processes: LISTEN/NOTIFY wakes the receivers, the outbox rides out a dead server.
-@Suite(.serialized, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
+@Suite(.startsProcesses, .serialized, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
 struct PostgresSyncTests {
     private func worker(_ name: String, _ dir: TemporaryDirectory, _ arguments: [String]) throws -> WorkerProcess {
         try WorkerProcess(name, executable: "SyncWorker", arguments + [

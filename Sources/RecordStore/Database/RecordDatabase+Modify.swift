@@ -97,6 +97,9 @@ extension RecordDatabase {
                 return outcome
             }
         } catch let failure as AtomicFailure {
+            // A lost connection or a busy database fails the whole operation, as it would have outside any item:
+            // the caller tries it all again, rather than taking every other item for failed.
+            if failure.error.isTransient { throw failure.error }
             return Self.failedAtomically(records: records, deleting: recordIDs, errors: [failure.recordID: failure.error])
         }
     }
