@@ -56,6 +56,51 @@ struct PostgresChatTests {
         }
     }
 
+    @Test("A public key is a row its account's role owns: bob cannot replace alice's, and a line the server's administrator rewrites reads as unverified")
+    func keysAreRowsAndSignaturesVerify() async throws {
+        try OSUsers.ensure(users: [Self.alice, Self.bob])
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        for role in ["root", Self.alice, Self.bob] { try cluster.createRole(role) }
+        let root = URL(fileURLWithPath: "/tmp/fatchat-pg-keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let container = root.appendingPathComponent("chat").path
+        let made = try WorkerProcess("init", executable: "fatchat", ["init", container, "--public", "--postgres", cluster.url])
+        #expect(try await made.finish(timeout: .seconds(60)) == .success, "\(made.errorText)")
+        for (user, text) in [(Self.alice, "deploy at noon"), (Self.alice, "lunch is on me"), (Self.bob, "bob here")] {
+            try await post(text, as: user, in: container)
+        }
+        let account = { (user: String) in "_\(getpwnam(user)?.pointee.pw_uid ?? 0)_\(user)" }
+        #expect(try cluster.psql("SELECT role FROM fatchat.identity WHERE account = '\(account(Self.alice))'") == Self.alice)
+        #expect(!FileManager.default.fileExists(atPath: container + "/keys"), "no key files beside a server")
+
+        // bob may not put his key in alice's row, nor publish one under another account of her name.
+        let replaced = try cluster.psql("""
+            WITH done AS (UPDATE fatchat.identity SET key = (SELECT key FROM fatchat.identity WHERE account = '\(account(Self.bob))')
+                          WHERE account = '\(account(Self.alice))' RETURNING 1) SELECT count(*) FROM done
+            """, as: Self.bob)
+        #expect(replaced == "0")
+        #expect(throws: PostgresCluster.Failure.self) {
+            try cluster.psql("INSERT INTO fatchat.identity (account, key, published) VALUES ('_4242_\(Self.alice)', 'x', 0)", as: Self.bob)
+        }
+        let whois = try WorkerProcess("whois", executable: "fatchat", ["whois", "--container", container, Self.alice], launcher: OSUsers.launcher(for: Self.bob))
+        #expect(try await whois.finish(timeout: .seconds(60)) == .success, "\(whois.errorText)")
+        #expect(whois.lines.contains { $0.contains(account(Self.alice)) && $0.contains(" key SHA256:") }, "\(whois.lines)")
+
+        // The superuser is above row-level security; what it rewrites no longer matches alice's signature.
+        try cluster.psql("UPDATE fatchat.record SET fields = replace(fields::text, 'deploy at noon', 'deploy cancelled')::jsonb WHERE type = 'Message'")
+        let read = try WorkerProcess("read", executable: "fatchat", ["read", "--container", container, "general", "--json"], launcher: OSUsers.launcher(for: Self.bob))
+        #expect(try await read.finish(timeout: .seconds(60)) == .success, "\(read.errorText)")
+        let messages = read.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.filter { $0["type"] as? String == "message" }
+        func verified(_ text: String) -> Bool? {
+            messages.first { $0["text"] as? String == text }.map { ($0["verified"] as? Bool) ?? true }
+        }
+        #expect(verified("deploy cancelled") == false, "\(read.lines)")
+        #expect(verified("lunch is on me") == true, "\(read.lines)")
+        #expect(verified("bob here") == true, "\(read.lines)")
+    }
+
     private func post(_ text: String, as user: String, in container: String) async throws {
         let post = try WorkerProcess("post", executable: "fatchat", ["post", "--container", container, "general", text],
                                      launcher: OSUsers.launcher(for: user))
