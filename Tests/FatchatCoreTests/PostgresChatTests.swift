@@ -11,13 +11,8 @@ struct PostgresChatTests {
 
     @Test("init --postgres records the engine and URL (never a password); alice and bob chat; a post while the server is down is queued and sent later")
     func twoUsersChatThroughTheServer() async throws {
-        try OSUsers.ensure(users: [Self.alice, Self.bob])
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        for role in ["root", Self.alice, Self.bob] { try cluster.createRole(role) }
-        let root = URL(fileURLWithPath: "/tmp/fatchat-pg-chat-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        defer { try? FileManager.default.removeItem(at: root) }
+        let (cluster, root) = try Self.serverAndFolder()
+        defer { cluster.stop(); try? FileManager.default.removeItem(at: root) }
         let container = root.appendingPathComponent("chat").path
 
         // A URL with a password is refused, and leaves nothing behind.
@@ -58,13 +53,8 @@ struct PostgresChatTests {
 
     @Test("A public key is a row its account's role owns: bob cannot replace alice's, and a line the server's administrator rewrites reads as unverified")
     func keysAreRowsAndSignaturesVerify() async throws {
-        try OSUsers.ensure(users: [Self.alice, Self.bob])
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        for role in ["root", Self.alice, Self.bob] { try cluster.createRole(role) }
-        let root = URL(fileURLWithPath: "/tmp/fatchat-pg-keys-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        defer { try? FileManager.default.removeItem(at: root) }
+        let (cluster, root) = try Self.serverAndFolder()
+        defer { cluster.stop(); try? FileManager.default.removeItem(at: root) }
         let container = root.appendingPathComponent("chat").path
         let made = try WorkerProcess("init", executable: "fatchat", ["init", container, "--public", "--postgres", cluster.url])
         #expect(try await made.finish(timeout: .seconds(60)) == .success, "\(made.errorText)")
@@ -99,6 +89,21 @@ struct PostgresChatTests {
         #expect(verified("deploy cancelled") == false, "\(read.lines)")
         #expect(verified("lunch is on me") == true, "\(read.lines)")
         #expect(verified("bob here") == true, "\(read.lines)")
+    }
+
+    /// A server with roles for root, alice and bob, and a folder every user can enter for the container.
+    private static func serverAndFolder() throws -> (PostgresCluster, URL) {
+        try OSUsers.ensure(users: [alice, bob])
+        let cluster = try PostgresCluster()
+        do {
+            for role in ["root", alice, bob] { try cluster.createRole(role) }
+            let root = URL(fileURLWithPath: "/tmp/fatchat-pg-chat-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            return (cluster, root)
+        } catch {
+            cluster.stop()
+            throw error
+        }
     }
 
     private func post(_ text: String, as user: String, in container: String) async throws {
