@@ -6,6 +6,43 @@ import Testing
 /// The `postgresql` engine against a real server: what only it does (the schema, indexes, search, its errors).
 @Suite(.startsProcesses, .enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
 struct PostgresEngineTests {
+    @Test("An asset is stored on the server once, reaches a client with an assets folder of its own, and goes when no record uses it")
+    func assetsLiveOnTheServer() throws {
+        let dir = try TemporaryDirectory()
+        let first = try dir.container("first", engine: .postgresql)
+        let descriptor = try JSONSerialization.jsonObject(with: Data(contentsOf: first.url.appendingPathComponent("container.json"))) as? [String: Any]
+        let url = try #require(descriptor?["postgresURL"] as? String)
+        let database = try PostgresEndpoint(url: url).database
+        func server(_ sql: String) throws -> String { try PostgresCluster.shared().psql(sql, database: database) }
+
+        let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) })
+        for name in ["one.bin", "two.bin"] { try content.write(to: dir.path(name)) }
+        var a = Record(recordType: "Attachment"), b = Record(recordType: "Attachment")
+        a["file"] = .asset(Asset(fileURL: dir.path("one.bin")))
+        b["file"] = .asset(Asset(fileURL: dir.path("two.bin")))
+        try first.publicDatabase.modifyRecords(saving: [a, b], deleting: []).check()
+        #expect(try server("SELECT count(*), sum(length(content)) FROM fatchat.asset") == "1|\(content.count)", "stored once")
+
+        // Another host: the same database, a container folder of its own with nothing in its assets/.
+        var options = Container.Options(privateDataDirectory: dir.path("private-second"))
+        options.engine = .postgresql
+        options.postgresURL = url
+        let second = try Container.create(at: dir.path("second"), access: .umask, options: options)
+        let fetched = try #require(try second.publicDatabase.record(for: a.recordID)["file"]?.assetValue)
+        #expect(fetched.fileURL.path.hasPrefix(second.url.path))
+        #expect(try Data(contentsOf: fetched.fileURL) == content)
+
+        // The server refuses content under a name that is not its hash.
+        #expect(throws: PostgresCluster.Failure.self) {
+            try server("INSERT INTO fatchat.asset (hash, content) VALUES (repeat('a', 64), 'planted')")
+        }
+
+        try second.publicDatabase.deleteRecord(withID: a.recordID)
+        #expect(try server("SELECT count(*) FROM fatchat.asset") == "1", "b still uses it")
+        try first.publicDatabase.deleteRecord(withID: b.recordID)
+        #expect(try server("SELECT count(*) FROM fatchat.asset") == "0")
+    }
+
     @Test("Records, references, a cascading delete and the change feed go through the server")
     func savesQueriesCascadesAndFeedsChanges() throws {
         let dir = try TemporaryDirectory()

@@ -46,6 +46,49 @@ struct AssetStore: Sendable {
         try copy(file, from: source.path, as: hash, into: assets)
     }
 
+    /// The stored content of `hash`, checked against it: what an engine that keeps its own copy (a server) takes.
+    func contents(of hash: String) throws -> Data {
+        try AssetName.check(hash)
+        let fd = try openDirectory().openRegularFile(hash)
+        defer { close(fd) }
+        var content = Data()
+        var hasher = SHA256()
+        try Self.readAll(fd, path: url(for: hash).path) { chunk in
+            hasher.update(chunk)
+            content.append(contentsOf: chunk)
+        }
+        guard hasher.finalize() == hash else {
+            throw StoreError(.badDatabase, "\(url(for: hash).path) does not hold the content its name promises; someone replaced it. It was not sent.")
+        }
+        return content
+    }
+
+    /// Puts `content`, fetched from a server, in place under `hash` unless it is there; content that is not `hash`'s is refused.
+    func place(hash: String, content: Data) throws {
+        try AssetName.check(hash)
+        var hasher = SHA256()
+        hasher.update(ArraySlice(content))
+        guard hasher.finalize() == hash else {
+            throw StoreError(.badDatabase, "The server's copy of the asset \(hash) does not hold the content its name promises. It was not used.")
+        }
+        let assets = try openDirectory()
+        if try holds(hash, in: assets) { return }
+        let temporary = ".incoming-\(UUID().uuidString)"
+        let target = try assets.createFile(temporary, mode: (try assets.status().st_mode & 0o444) | 0o200, group: nil)
+        let written = content.withUnsafeBytes { Foundation.write(target, $0.baseAddress, $0.count) }
+        close(target)
+        guard written == content.count else {
+            assets.remove(temporary)
+            throw StoreError(.serviceUnavailable, "Cannot store the asset \(hash): \(DirectoryHandle.reason(errno)).")
+        }
+        do {
+            try assets.rename(temporary, to: hash)
+        } catch {
+            assets.remove(temporary)
+            throw error
+        }
+    }
+
     /// Copies the stored content of `hash` to `destination`, a file that must not exist yet.
     ///
     /// The content is checked against its name on the way: a file another
@@ -78,6 +121,7 @@ struct AssetStore: Sendable {
         let names = hashes.filter(AssetName.isValid)
         guard !names.isEmpty, let assets = try? DirectoryHandle(path: directory.path, naming: naming) else { return }
         for hash in names where try !writer.isAssetInUse(hash) {
+            try writer.forgetAsset(hash)
             assets.remove(hash)
         }
     }

@@ -112,6 +112,8 @@ protocol StorageWriter: StorageReader {
     func cascadingChildren(of id: RecordID) throws -> [RecordID]
     /// Whether any record still uses the asset with this content hash.
     func isAssetInUse(_ hash: String) throws -> Bool
+    /// Drops the engine's own copy of an asset no record uses any more (the server's row); files are `AssetStore`'s.
+    func forgetAsset(_ hash: String) throws
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws
     /// Drops change-log entries so that at most `keep` remain.
     func pruneChanges(keeping keep: Int) throws
@@ -136,6 +138,9 @@ protocol StorageWriter: StorageReader {
 }
 
 extension StorageWriter {
+    /// Engines on a shared filesystem keep assets only as files.
+    func forgetAsset(_ hash: String) throws {}
+
     /// Saves or replaces one owner's subscription that belongs to no record.
     func saveSubscription(id: String, owner: String, body: String) throws {
         try saveSubscription(id: id, owner: owner, body: body, parent: nil)

@@ -59,8 +59,10 @@ extension PostgresAccess {
             """).first, case let dangling = try PostgresColumns(row).integer(0, "count"), dangling > 0 {
             problems.append("\(dangling) record(s) hold a deleteSelf reference to a record that is gone")
         }
-        let hashes = try link.rows("SELECT DISTINCT hash FROM fatchat.asset_use").compactMap { try? PostgresColumns($0).text(0, "hash") }
-        problems += AssetStore(directory: assets, naming: naming).problems(inUse: hashes)
+        let missing = try link.rows("""
+            SELECT DISTINCT u.hash FROM fatchat.asset_use u WHERE NOT EXISTS (SELECT 1 FROM fatchat.asset a WHERE a.hash = u.hash)
+            """).compactMap { try? PostgresColumns($0).text(0, "hash") }
+        problems += missing.map { "asset \($0) is used by a record, but the server holds no copy of it" }
         return problems
     }
 

@@ -13,7 +13,7 @@ struct PostgresAccess: StorageWriter {
 
     /// Builds a record from a row holding `recordColumns` from column `first` on; throws `DamagedRow` if it does not decode.
     func decodeRecord(_ row: PostgresColumns, from first: Int, id: RecordID, keys: Set<String>?) throws -> Record {
-        try StoredColumns.decoding("record", key: id.description) {
+        let record = try StoredColumns.decoding("record", key: id.description) {
             let json = try row.fieldsText(first + 1, "fields")
             let fields = try FieldCoding.decode(json, zone: id.zoneID, assetsDirectory: assets, keys: keys)
             var record = Record(stored: try row.text(first, "type"), recordID: id, fields: fields)
@@ -28,6 +28,40 @@ struct PostgresAccess: StorageWriter {
             record.loadedKeys = keys
             return record
         }
+        // Assets live on the server; a client keeps a copy of each in its own `assets/`, where `Asset.fileURL` points.
+        // A copy that cannot be made leaves the record readable; the asset's file is then missing, as a deleted one would be.
+        try? fetchAssets(of: record)
+        return record
+    }
+
+    /// Copies into the local `assets/` folder, from the server, the content of each asset of `record` it does not hold yet.
+    func fetchAssets(of record: Record) throws {
+        let store = AssetStore(directory: assets, naming: naming)
+        let missing = Set(record.assets.compactMap(\.contentHash)).filter { AssetName.isValid($0) && !FileManager.default.fileExists(atPath: store.url(for: $0).path) }
+        guard !missing.isEmpty else { return }
+        var arguments = PostgresArguments()
+        for row in try link.rows("SELECT hash, content FROM fatchat.asset WHERE hash = ANY(\(arguments.bind(Array(missing)))::text[])", arguments.binds) {
+            let columns = PostgresColumns(row)
+            try store.place(hash: try columns.text(0, "hash"), content: try columns.bytes(1, "content"))
+        }
+    }
+
+    /// Sends the server the content of each of `hashes` it does not hold yet, from the local `assets/` folder.
+    private func sendAssets(_ hashes: [String]) throws {
+        var query = PostgresArguments()
+        let held = Set(try link.rows("SELECT hash FROM fatchat.asset WHERE hash = ANY(\(query.bind(hashes))::text[])", query.binds)
+            .map { try PostgresColumns($0).text(0, "hash") })
+        let store = AssetStore(directory: assets, naming: naming)
+        for hash in hashes where !held.contains(hash) {
+            var insert = PostgresArguments()
+            let sql = "INSERT INTO fatchat.asset (hash, content) VALUES (\(insert.bind(hash)), \(insert.bind(ByteBuffer(bytes: try store.contents(of: hash))))) ON CONFLICT (hash) DO NOTHING"
+            try link.execute(sql, insert.binds)
+        }
+    }
+
+    func forgetAsset(_ hash: String) throws {
+        var arguments = PostgresArguments()
+        try link.execute("SELECT fatchat.drop_unused_asset(\(arguments.bind(hash)))", arguments.binds)
     }
 
     // MARK: Reading
@@ -107,6 +141,7 @@ struct PostgresAccess: StorageWriter {
         if !hashes.isEmpty {
             var insert = PostgresArguments()
             try link.execute("INSERT INTO fatchat.asset_use (hash, record) SELECT h, \(insert.bind(rowID)) FROM unnest(\(insert.bind(hashes))::text[]) AS h", insert.binds)
+            try sendAssets(hashes)
         }
     }
 

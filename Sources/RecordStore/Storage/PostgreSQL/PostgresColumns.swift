@@ -33,6 +33,8 @@ struct PostgresColumns {
 
     func bool(_ index: Int, _ column: String) throws -> Bool { try decode(index, column, as: Bool.self) }
 
+    func bytes(_ index: Int, _ column: String) throws -> Data { try decode(index, column, as: Data.self) }
+
     /// A date in seconds since 1970, within the years RecordStore reads and writes.
     func date(_ index: Int, _ column: String) throws -> Date {
         let seconds = try real(index, column)

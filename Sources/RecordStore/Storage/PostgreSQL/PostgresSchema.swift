@@ -17,7 +17,10 @@ import PostgresNIO
 ///   whose target is gone), field marks and their indexes (identifiers only),
 ///   search text, and the subscriptions of deleted parents;
 /// - a public key (`identity`) is a row of the role its account names, and only
-///   that role replaces it, as a subscription is.
+///   that role replaces it, as a subscription is;
+/// - an asset's content is a row named by its SHA-256, which the server
+///   recomputes, so anyone may add one and nobody can plant wrong content;
+///   it goes once no record uses it.
 /// Each insert into the change log sends `NOTIFY fatchat_changes` with the new
 /// sequence number, delivered when the transaction commits.
 enum PostgresSchema {
@@ -245,11 +248,27 @@ enum PostgresSchema {
             ("CREATE POLICY identity_read ON fatchat.identity FOR SELECT USING (true)", []),
             ("CREATE POLICY identity_insert ON fatchat.identity FOR INSERT WITH CHECK (role = current_user)", []),
             ("CREATE POLICY identity_update ON fatchat.identity FOR UPDATE USING (role = current_user) WITH CHECK (role = current_user)", []),
+            // Assets: one row per content, named by its SHA-256, which the server checks; removed once no record uses it.
+            ("""
+             CREATE TABLE fatchat.asset (
+                 hash text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'), content bytea NOT NULL,
+                 CHECK (encode(sha256(content), 'hex') = hash))
+             """, []),
+            ("ALTER TABLE fatchat.asset ENABLE ROW LEVEL SECURITY", []),
+            ("CREATE POLICY asset_read ON fatchat.asset FOR SELECT USING (true)", []),
+            ("CREATE POLICY asset_insert ON fatchat.asset FOR INSERT WITH CHECK (true)", []),
+            ("""
+             CREATE FUNCTION fatchat.drop_unused_asset(p_hash text) RETURNS void
+             LANGUAGE sql SECURITY DEFINER SET search_path = fatchat, pg_temp AS $$
+                 DELETE FROM fatchat.asset a WHERE a.hash = p_hash AND NOT EXISTS (SELECT 1 FROM fatchat.asset_use u WHERE u.hash = p_hash)
+             $$
+             """, []),
             ("GRANT USAGE ON SCHEMA fatchat TO PUBLIC", []),
             ("GRANT SELECT ON ALL TABLES IN SCHEMA fatchat TO PUBLIC", []),
             ("GRANT INSERT, UPDATE, DELETE ON fatchat.record, fatchat.reference, fatchat.asset_use, fatchat.change, fatchat.subscription TO PUBLIC", []),
             ("GRANT UPDATE ON fatchat.meta TO PUBLIC", []),
             ("GRANT INSERT, UPDATE ON fatchat.identity TO PUBLIC", []),
+            ("GRANT INSERT ON fatchat.asset TO PUBLIC", []),
         ]
     }
 }
