@@ -54,7 +54,7 @@ struct Init: ReportingCommand {
 struct Post: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Post a message to a channel, creating the channel if needed.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The channel.") var channel: String
+    @Argument(help: "The channel.", completion: .custom(ChannelCompletion.names)) var channel: String
     @Argument(parsing: .captureForPassthrough, help: "The text; several words are joined with spaces.") var text: [String]
     @Option(help: "Seconds to wait for the message to be sent; then it exits 3 if it is still queued (it goes out next time).") var timeout = 10.0
 
@@ -92,7 +92,7 @@ struct Post: ReportingCommand {
 struct Read: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Print a channel's latest messages, and with --follow, new ones as they come.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The channel.") var channel: String
+    @Argument(help: "The channel.", completion: .custom(ChannelCompletion.names)) var channel: String
     @Option(help: "How many of the latest messages to print; any number, so a large one exports the whole channel.") var last = 20
     @Flag(help: "Keep printing new messages until interrupted.") var follow = false
     @Flag(help: "One JSON object per line, as the bot prints.") var json = false
@@ -135,7 +135,7 @@ struct Channels: ReportingCommand {
 struct Who: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "List a channel's members.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The channel.") var channel: String
+    @Argument(help: "The channel.", completion: .custom(ChannelCompletion.names)) var channel: String
     @Flag(help: "One JSON object per line.") var json = false
 
     func execute() throws {
@@ -161,7 +161,7 @@ struct Bot: ReportingCommand {
             exits 0, or 3 if messages are left unsent; they stay queued for next time.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Join this channel at start (repeatable).") var join: [String] = []
+    @Option(help: "Join this channel at start (repeatable).", completion: .custom(ChannelCompletion.names)) var join: [String] = []
     @Flag(help: "JSON lines in and out.") var json = false
     @Option(help: "Seconds to wait for the outbox to empty at end of input.") var drainTimeout = 10.0
 
