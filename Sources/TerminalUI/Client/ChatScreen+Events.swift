@@ -81,7 +81,7 @@ extension ChatScreen {
         } else if !mine {
             roster.directUnread[peer, default: 0] += 1
             let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
-            state.banner = Banner(text: "direct message from \(sender) (\(roster.label(peer)))", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
+            state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
         }
         if !mine {
             if options.bellOnMention { requests.effects.append(.bell) }
