@@ -80,9 +80,15 @@ struct DirectConversationScreenTests {
 
     private static func entry(_ screen: ChatScreen, _ name: String) -> ChannelItem? { screen.state.channels.first { $0.name == name } }
 
+    /// A test's own key for root is new each time: alice forgets the last one, so that meeting it is no key change.
+    private static func forgetKnownKeys() {
+        try? FileManager.default.removeItem(atPath: "/home/\(alice)/.local/share/fatchat/known_keys")
+    }
+
     @Test func aConversationIsListedCountedPagedAndWrittenTo() async throws {
         let (root, container) = try await GroupContainer.make(users: [Self.alice], group: Self.group)
         defer { try? FileManager.default.removeItem(at: root) }
+        Self.forgetKnownKeys()
         let data = root.appendingPathComponent("root-data")
         let me = try Self.client(container, data: data)   // publishes my (root's) key, so alice can write to me
         var options = ChatScreen.Options()
@@ -94,7 +100,7 @@ struct DirectConversationScreenTests {
 
         let lines = (0..<120).map { "{\"cmd\":\"msg\",\"to\":\"root\",\"text\":\"dm \($0)\"}" }
         let sent = try await Self.aliceBot(container, lines)
-        #expect(sent.errorText.isEmpty, "\(sent.errorText)")
+        #expect(!sent.lines.contains { $0.contains("\"type\":\"error\"") } && !sent.errorText.contains("error"), "\(sent.lines) \(sent.errorText)")
         let label = "@\(Self.alice)"
         #expect(Self.pump(me, into: screen) { Self.entry(screen, label)?.unreadCount == 120 }, "\(screen.state.channels)")
         #expect(Self.entry(screen, label)?.hasMention == true)
@@ -152,6 +158,7 @@ struct DirectConversationScreenTests {
     @Test func aLineToSomeoneWithoutAPublishedKeySaysSoAndIsKept() async throws {
         let (root, container) = try await GroupContainer.make(users: [Self.alice], group: Self.group)
         defer { try? FileManager.default.removeItem(at: root) }
+        Self.forgetKnownKeys()
         let me = try Self.client(container, data: root.appendingPathComponent("root-data"))
         let screen = try ChatScreen(client: me, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
         me.start()
