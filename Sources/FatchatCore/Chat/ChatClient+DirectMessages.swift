@@ -127,7 +127,7 @@ extension ChatClient {
     }
 
     /// Direct messages from `peer` to me newer than the conversation's read marker, counted up to `cap`.
-    public func unreadCount(conversation peer: UserID, cap: Int = 100) throws -> Int {
+    public func unreadCount(conversation peer: UserID, cap: Int = 1000) throws -> Int {
         let since = lastRead(conversation: peer) ?? .distantPast
         let query = Query(recordType: ChatSchema.directMessageType,
                           predicate: try QueryPredicate(format: "creatorUserRecordID == %@ AND recipient == %@ AND creationDate > %@",

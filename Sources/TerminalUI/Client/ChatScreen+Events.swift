@@ -79,7 +79,9 @@ extension ChatScreen {
             show(arrived: item(message))
             if !mine { refreshMembers() }
         } else if !mine {
-            roster.directUnread[peer, default: 0] += 1
+            // Counted again from the file, not added to: a message reported twice (the feed delivers at least once,
+            // and a start reports what came while away) is counted once.
+            roster.directUnread[peer] = (try? client.unreadCount(conversation: peer)) ?? (roster.directUnread[peer] ?? 0) + 1
             let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
             state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
         }
