@@ -140,6 +140,23 @@ struct DirectConversationScreenTests {
         #expect(me.waitUntilSent(timeout: 20))
         #expect(Self.pump(me, into: screen) { !screen.state.messages.contains { $0.text == "hello alice" } })
 
+        // One still queued (the engine is stopped) is deleted in the outbox, and leaves the view; /del by ID works too.
+        me.stop()
+        let peer = try #require(screen.session.conversation)
+        Self.type("never sent", into: screen)
+        #expect(screen.state.messages.last?.delivery == .pending)
+        #expect(try me.outgoingDirectMessages(with: peer).map(\.message.text) == ["never sent"])
+        Self.type("/del last", into: screen)
+        #expect(try me.outgoingDirectMessages(with: peer).isEmpty)
+        #expect(!screen.state.messages.contains { $0.text == "never sent" }, "\(screen.state.messages.suffix(3))")
+        Self.type("not this one either", into: screen)
+        let id = try #require(screen.state.messages.last?.id)
+        Self.type("/del \(id.prefix(8))", into: screen)
+        #expect(try me.outgoingDirectMessages(with: peer).isEmpty)
+        #expect(screen.state.messages.last?.text == "dm 119", "\(screen.state.messages.suffix(3))")
+        me.start()
+        #expect(me.waitUntilSent(timeout: 20))
+
         // Two more while the client is closed: a restart lists the conversation with two unread.
         Self.type("/join general", into: screen)
         screen.handle(.key(.control("q")))

@@ -114,6 +114,9 @@ extension ChatScreen {
             switch command {
             case .query(let user)?:
                 select(.conversation(try client.resolveAccount(user)))
+            case .deleteMessage(let reference)?:
+                show(try session.run(.deleteMessage(message: reference)))
+                dropUnqueuedLines()
             case let command?:
                 show(try session.run(command))
             case nil:
@@ -123,6 +126,12 @@ extension ChatScreen {
             notice("error: \(Self.describe(error))")
             if Self.sendsDirectMessage(command, in: session), editor.text.isEmpty { editor.setText(line) }
         }
+    }
+
+    /// Lines shown as pending or failed that the outbox no longer sends (a `/del` replaced them there) leave the view.
+    private func dropUnqueuedLines() {
+        let queued = Set(pendingItems().map(\.id))
+        state.messages.removeAll { $0.delivery != .sent && !queued.contains($0.id) }
     }
 
     /// Whether running `command` in `session` sends a direct message.
