@@ -9,8 +9,8 @@ struct Chat: ReportingCommand {
         abstract: "Open the full-screen client (the default).",
         discussion: "F1 or /help inside the client lists the keys and commands.")
     @OptionGroup var global: GlobalOptions
-    @Flag(help: "Ring the terminal bell when someone mentions your handle.") var bell = false
-    @Flag(help: "Send a desktop-notification escape (OSC 777 and OSC 9) when someone mentions you.") var notify = false
+    @Flag(help: "Ring the terminal bell when someone mentions your handle or sends you a direct message.") var bell = false
+    @Flag(help: "Send a desktop-notification escape (OSC 777 and OSC 9) when someone mentions you or sends you a direct message.") var notify = false
 
     func execute() throws {
         var options = ChatScreen.Options()

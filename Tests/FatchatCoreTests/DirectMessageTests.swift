@@ -12,13 +12,7 @@ import Testing
     static let secret = "the vault code is swordfish-4711"
 
     private func bot(_ user: String, _ container: String, _ lines: [String]) async throws -> WorkerProcess {
-        let input = Pipe()
-        let process = try WorkerProcess("\(user) bot", executable: "fatchat", ["bot", "--json", "--container", container],
-                                        launcher: OSUsers.launcher(for: user), input: input.fileHandleForReading)
-        input.fileHandleForWriting.write(Data(lines.map { $0 + "\n" }.joined().utf8))
-        try input.fileHandleForWriting.close()
-        _ = try await process.finish(timeout: .seconds(120))
-        return process
+        try await GroupContainer.bot(user, container, lines)
     }
 
     /// Every file under `directory`, read whole (the database, its WAL and journals, logs, keys, assets).

@@ -32,8 +32,12 @@ public enum CommandResult: Sendable {
 /// grammar and its behaviour are the same in both.
 public final class ChatSession {
     public let client: ChatClient
-    /// The channel plain lines are posted to.
-    public private(set) var current: ChannelName?
+    /// The channel plain lines are posted to; nil while a direct conversation is current.
+    public private(set) var current: ChannelName? {
+        didSet { if current != nil { conversation = nil } }
+    }
+    /// The account plain lines go to as direct messages (the full-screen client's `@user`), instead of a channel.
+    public private(set) var conversation: UserID?
 
     public init(client: ChatClient, current: ChannelName? = nil) {
         self.client = client
@@ -43,9 +47,17 @@ public final class ChatSession {
     /// Switches the current channel without a command (Alt-1, Ctrl-N and the like).
     public func select(_ channel: ChannelName) { current = channel }
 
+    /// Makes the direct conversation with `peer` current: plain lines go to them, sealed, and no channel is current.
+    public func select(conversation peer: UserID) {
+        current = nil
+        conversation = peer
+    }
+
     /// Runs one command.
     public func run(_ command: Command) throws -> CommandResult {
         switch command {
+        case .post(nil, let text) where conversation != nil:
+            return .directMessageQueued(try client.sendDirectMessage(text, to: conversation?.rawValue ?? ""))
         case .post(let channel, let text):
             return .queued(try client.post(text, to: try target(channel)))
         case .join(let raw):
@@ -94,6 +106,9 @@ public final class ChatSession {
         case .edit(let message, let text):
             try client.edit(message, text: text, in: current)
             return .done
+        case .deleteMessage(let message) where conversation != nil && message.lowercased() == "last":
+            try client.deleteDirectMessage(message, with: conversation)
+            return .done
         case .deleteMessage(let message):
             do {
                 try client.deleteMessage(message, in: current)
@@ -125,7 +140,10 @@ public final class ChatSession {
     /// The named channel, else the current one, else a clear error.
     private func target(_ raw: String?) throws -> ChannelName {
         if let raw { return try ChannelName(raw) }
-        guard let current else { throw CommandError("No current channel: /join CHANNEL first.") }
+        guard let current else {
+            if let conversation { throw CommandError("\(conversation.rawValue) is a direct conversation, not a channel: name the channel, or switch to one.") }
+            throw CommandError("No current channel: /join CHANNEL first.")
+        }
         return current
     }
 

@@ -27,7 +27,7 @@ public enum CommandGrammar {
         Entry(name: "del", usage: "/del MESSAGE", summary: "delete a message you sent"),
         Entry(name: "search", usage: "/search WORDS…", summary: "find messages containing these words"),
         Entry(name: "msg", usage: "/msg USER TEXT…", summary: "send a direct message only USER can read"),
-        Entry(name: "query", usage: "/query USER", summary: "show your direct messages with USER"),
+        Entry(name: "query", usage: "/query USER", summary: "open your direct conversation with USER (@USER); the bot lists the newest 50"),
         Entry(name: "retry", usage: "/retry", summary: "send again what failed to send (marked failed)"),
         Entry(name: "discard", usage: "/discard", summary: "drop what failed to send"),
         Entry(name: "help", usage: "/help [COMMAND]", summary: "list commands and keys"),

@@ -35,15 +35,11 @@ extension ChatScreen {
             sync.state = status.online ? "online" : "offline: \(status.pending) queued"
             describeWait()
         case .reload:
-            if let name = session.current { select(name) }
+            if let shown { select(shown) }
         case .damagedRowSkipped(let line), .keyChanged(let line):
             notice(line)
         case .directMessage(let message):
-            // The @user conversation pane is not built yet: a direct message shows as a notice and a banner.
-            guard message.from != client.user else { return }
-            let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
-            notice("direct message from \(message.verified ? "" : "?")<\(sender)>: \(message.text)  [\(message.shortID)]")
-            state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
+            receive(message)
         }
     }
 
@@ -58,20 +54,52 @@ extension ChatScreen {
         }
     }
 
+    /// A message arrived (or changed) in what is on screen: it replaces its copy, or joins the newest end.
+    private func show(arrived arriving: MessageItem) {
+        if let index = state.messages.firstIndex(where: { $0.id == arriving.id }) {
+            var replaced = arriving
+            replaced.delivery = state.messages[index].delivery == .failed ? .failed : .sent
+            state.messages[index] = replaced
+        } else if window.atNewest {
+            state.messages.append(arriving)
+            if state.scroll != .bottom { state.hasNewMessagesBelow = true }
+            letGoOfOldestIfMany()
+        } else {
+            state.hasNewMessagesBelow = true
+        }
+    }
+
+    /// A direct message to or from me: shown if its conversation is, else counted unread (each is a mention)
+    /// with a banner. A conversation not listed yet joins the list.
+    private func receive(_ message: DirectMessage) {
+        let peer = message.peer(of: client.user)
+        let mine = message.from == client.user
+        roster.add(conversation: peer)
+        if peer == session.conversation {
+            show(arrived: item(message))
+            if !mine { refreshMembers() }
+        } else if !mine {
+            // Counted again from the file, not added to: a message reported twice (the feed delivers at least once,
+            // and a start reports what came while away) is counted once.
+            roster.directUnread[peer] = (try? client.unreadCount(conversation: peer)) ?? (roster.directUnread[peer] ?? 0) + 1
+            let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
+            state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
+        }
+        if !mine {
+            if options.bellOnMention { requests.effects.append(.bell) }
+            if options.desktopNotifications {
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
+                requests.effects.append(.desktopNotification(title: "\(roster.label(peer)) <\(sender)>", body: message.text))
+            }
+        }
+        refreshChannelList()
+    }
+
     private func receive(_ message: Message) {
         guard let channel = roster.channels.first(where: { $0.id == message.channel }) else { return }
         let mine = message.sender == client.user
         if channel.name == session.current {
-            if let index = state.messages.firstIndex(where: { $0.id == message.id.rawValue }) {
-                let delivery = state.messages[index].delivery == .failed ? .failed : MessageItem.Delivery.sent
-                state.messages[index] = item(message, delivery: delivery)
-            } else if window.atNewest {
-                state.messages.append(item(message))
-                if state.scroll != .bottom { state.hasNewMessagesBelow = true }
-                letGoOfOldestIfMany()
-            } else {
-                state.hasNewMessagesBelow = true
-            }
+            show(arrived: item(message))
         } else if !mine {
             roster.unread[channel.id, default: 0] += 1
         }

@@ -22,7 +22,8 @@ extension ChatScreen {
         guard let action = ClientAction.forKey(key, inputIsEmpty: editor.text.isEmpty) else { return false }
         switch action {
         case .selectChannel(let index):
-            if index <= roster.channels.count { select(roster.channels[index - 1].name) }
+            let buffers = roster.buffers
+            if index <= buffers.count { select(buffers[index - 1]) }
         case .nextChannel:
             switchChannel(by: 1)
         case .previousChannel:
@@ -56,57 +57,89 @@ extension ChatScreen {
     private func completionCandidates() -> CompletionCandidates {
         CompletionCandidates(commands: CommandGrammar.entries.map { "/" + $0.name },
                              channels: roster.channels.map { "#" + $0.name.display },
-                             handles: state.members.map(\.handle))
+                             handles: state.members.map(\.handle) + roster.conversations.map { AccountDirectory.accountName(of: $0.rawValue) })
     }
 
-    // MARK: Channels
+    // MARK: Channels and conversations
 
-    func select(_ name: ChannelName) {
+    func select(_ name: ChannelName) { select(.channel(name)) }
+
+    func select(_ buffer: Buffer) {
         do {
-            try open(name)
-            if sync.lockedChannel != nil {
-                sync.lockedChannel = nil
+            try open(buffer)
+            if sync.lockedBuffer != nil {
+                sync.lockedBuffer = nil
                 describeWait()
             }
         } catch where Self.isLocked(error) {
-            waitForLock(toShow: name)
+            waitForLock(toShow: buffer)
         } catch {
             notice("error: \(Self.describe(error))")
         }
     }
 
     private func switchChannel(by step: Int) {
-        let channels = roster.channels
-        guard !channels.isEmpty else { return }
-        let index = channels.firstIndex { $0.name == session.current } ?? 0
-        select(channels[(index + step + channels.count) % channels.count].name)
+        let buffers = roster.buffers
+        guard !buffers.isEmpty else { return }
+        let index = shown.flatMap { buffers.firstIndex(of: $0) } ?? 0
+        select(buffers[(index + step + buffers.count) % buffers.count])
     }
 
-    /// Alt-A: the next channel with unread messages, mentions first.
+    /// Alt-A: the next channel or conversation with unread messages, mentions (and direct messages) first.
     private func switchToActivity() {
-        let channels = roster.channels
-        guard !channels.isEmpty else { return }
-        let index = channels.firstIndex { $0.name == session.current } ?? 0
-        let order = (1...channels.count).map { channels[(index + $0) % channels.count] }
-        if let target = order.first(where: { roster.mentions.contains($0.id) }) ?? order.first(where: { (roster.unread[$0.id] ?? 0) > 0 }) {
-            select(target.name)
+        let buffers = roster.buffers
+        guard !buffers.isEmpty else { return }
+        let index = shown.flatMap { buffers.firstIndex(of: $0) } ?? 0
+        let order = (1...buffers.count).map { buffers[(index + $0) % buffers.count] }
+        if let target = order.first(where: { roster.activity($0).mention }) ?? order.first(where: { roster.activity($0).unread > 0 }) {
+            select(target)
         }
     }
 
     func quit() {
-        if let name = session.current { markRead(name) }
+        if let shown { markRead(shown) }
         requests.quit = true
     }
 
     // MARK: Commands
 
-    /// Enter: a command, or a message to the current channel. A multi-line paste is always a message.
+    /// Enter: a command, or a message to the current channel or conversation. A multi-line paste is always a message.
+    ///
+    /// `/query USER` shows the conversation with USER. A direct message that cannot be sealed (USER has
+    /// published no key) says why, and the line goes back into the input, so nothing typed is lost.
     func submit(_ line: String) {
+        var command: Command?
         do {
-            let command: Command = line.contains("\n") ? .post(channel: nil, text: line) : try CommandGrammar.parse(line)
-            show(try session.run(command))
+            command = line.contains("\n") ? .post(channel: nil, text: line) : try CommandGrammar.parse(line)
+            switch command {
+            case .query(let user)?:
+                select(.conversation(try client.resolveAccount(user)))
+            case .deleteMessage(let reference)?:
+                show(try session.run(.deleteMessage(message: reference)))
+                dropUnqueuedLines()
+            case let command?:
+                show(try session.run(command))
+            case nil:
+                break
+            }
         } catch {
             notice("error: \(Self.describe(error))")
+            if Self.sendsDirectMessage(command, in: session), editor.text.isEmpty { editor.setText(line) }
+        }
+    }
+
+    /// Lines shown as pending or failed that the outbox no longer sends (a `/del` replaced them there) leave the view.
+    private func dropUnqueuedLines() {
+        let queued = Set(pendingItems().map(\.id))
+        state.messages.removeAll { $0.delivery != .sent && !queued.contains($0.id) }
+    }
+
+    /// Whether running `command` in `session` sends a direct message.
+    private static func sendsDirectMessage(_ command: Command?, in session: ChatSession) -> Bool {
+        switch command {
+        case .directMessage?: true
+        case .post(nil, _)?: session.conversation != nil
+        default: false
         }
     }
 
@@ -126,14 +159,20 @@ extension ChatScreen {
             notice(text)
         case .outboxChanged(let text):
             // Pending and failed messages are shown from the outbox: show it again.
-            if let name = session.current { select(name) }
+            if let shown { select(shown) }
             notice(text)
         case .switched(let name, let created):
             select(name)
             notice(created ? "created #\(name.display) and joined it" : "joined #\(name.display)")
         case .left(let name, let next):
             roster.channels.removeAll { $0.name == name }
-            if let next { select(next) } else { state.messages = []; refreshChannelList() }
+            if let next {
+                select(next)
+            } else {
+                // Leaving a channel by name from a conversation leaves the conversation on screen.
+                if session.conversation == nil { state.messages = [] }
+                refreshChannelList()
+            }
             notice("left #\(name.display)")
         case .channels(let all):
             notice("channels: " + all.map { "#" + $0.name.display }.joined(separator: " "))
@@ -150,13 +189,18 @@ extension ChatScreen {
                 notice("#\(message.channelName) <\(sender)> \(message.text)  [\(message.shortID)]")
             }
         case .directMessageQueued(let message):
-            notice("to \(message.to.rawValue): \(message.text)  [\(message.shortID)]")
-        case .conversation(let peer, let messages):
-            notice(messages.isEmpty ? "no direct messages with \(peer.rawValue) yet" : "direct messages with \(peer.rawValue):")
-            for message in messages {
-                let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
-                notice("\(message.verified ? "" : "?")<\(sender)> \(message.text)  [\(message.shortID)]")
+            if roster.add(conversation: message.to) { refreshChannelList() }
+            guard message.to == session.conversation else {
+                notice("to \(roster.label(message.to)): \(message.text)  [\(message.shortID)]")
+                return
             }
+            if !window.atNewest { try? loadNewest() }
+            state.messages.removeAll { $0.id == message.id.rawValue }
+            state.messages.append(item(message, delivery: .pending))
+            state.scroll = .bottom
+        case .conversation(let peer, _):
+            // The client asks for a conversation by showing it (see `submit`); this is the bot's listing.
+            select(.conversation(peer))
         case .help:
             state.showsHelp = true
         case .quit:

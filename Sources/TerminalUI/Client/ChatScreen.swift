@@ -69,14 +69,18 @@ public final class ChatScreen {
             try client.join(general)
             roster.channels = [try client.existingChannel(general)]
         }
-        if let first = roster.channels.first { try open(first.name) }
+        if let first = roster.channels.first { try open(.channel(first.name)) }
     }
 
-    /// Counts unread messages in every other channel; the app calls it after the first
-    /// frame is on screen, so that startup does not grow with the number of channels.
+    /// Counts unread messages in every other channel and conversation, and lists my direct conversations;
+    /// the app calls it after the first frame is on screen, so that startup does not grow with the number of channels.
     public func loadUnreadCounts() {
         for channel in roster.channels where channel.name != session.current {
             roster.unread[channel.id] = (try? client.unreadCount(channel.name)) ?? 0
+        }
+        for peer in (try? client.conversations()) ?? [] { roster.add(conversation: peer) }
+        for peer in roster.conversations where peer != session.conversation {
+            roster.directUnread[peer] = (try? client.unreadCount(conversation: peer)) ?? 0
         }
         refreshChannelList()
     }
@@ -108,31 +112,64 @@ public final class ChatScreen {
         markCurrentReadIfAtBottom()
     }
 
-    // MARK: Channels
+    // MARK: Channels and conversations
 
-    /// The channel on screen.
+    /// The channel on screen, if a channel is.
     var current: Channel? { roster.channels.first { $0.name == session.current } }
 
-    /// Shows a channel: its newest page, title, members and where unread messages start.
-    func open(_ name: ChannelName) throws {
-        if let previous = session.current, previous != name {
-            markRead(previous)
-            roster.histories[previous.id] = editor.history
+    /// What is on screen: the current channel, or the current direct conversation.
+    var shown: Buffer? {
+        if let peer = session.conversation { return .conversation(peer) }
+        return session.current.map(Buffer.channel)
+    }
+
+    /// How a channel or conversation is named in the list and the title: `#ops`, `@alice`.
+    func label(_ buffer: Buffer) -> String {
+        switch buffer {
+        case .channel(let name): "#" + name.display
+        case .conversation(let peer): roster.label(peer)
         }
-        session.select(name)
-        let channel = try client.existingChannel(name)
-        roster.add(channel)
-        editor.history = roster.histories[channel.id] ?? InputHistory()
-        let lastRead = client.lastRead(name)
+    }
+
+    /// Shows a channel or conversation: its newest page, title, members and where unread messages start.
+    func open(_ buffer: Buffer) throws {
+        if let previous = shown, previous != buffer {
+            markRead(previous)
+            keepInputHistory(of: previous)
+        }
+        let lastRead: Date?
+        switch buffer {
+        case .channel(let name):
+            session.select(name)
+            let channel = try client.existingChannel(name)
+            roster.add(channel)
+            editor.history = roster.histories[channel.id] ?? InputHistory()
+            lastRead = client.lastRead(name)
+            roster.seen(channel.id)
+        case .conversation(let peer):
+            session.select(conversation: peer)
+            roster.add(conversation: peer)
+            editor.history = roster.conversationHistories[peer] ?? InputHistory()
+            lastRead = client.lastRead(conversation: peer)
+            roster.seen(conversation: peer)
+        }
         window = HistoryWindow()
         try loadNewest()
         state.firstUnreadMessageID = state.messages.first {
             $0.time > (lastRead ?? .distantFuture) && $0.userID != client.user.rawValue
         }?.id
-        roster.seen(channel.id)
         refreshMembers()
         refreshChannelList()
-        markRead(name)
+        markRead(buffer)
+    }
+
+    private func keepInputHistory(of buffer: Buffer) {
+        switch buffer {
+        case .channel(let name):
+            if let id = roster.channels.first(where: { $0.name == name })?.id { roster.histories[id] = editor.history }
+        case .conversation(let peer):
+            roster.conversationHistories[peer] = editor.history
+        }
     }
 
     func refreshChannelList() {
@@ -140,28 +177,47 @@ public final class ChatScreen {
             ChannelItem(id: channel.id.rawValue, name: "#" + channel.name.display,
                         unreadCount: roster.unread[channel.id] ?? 0, hasMention: roster.mentions.contains(channel.id),
                         createdAt: channel.created, isCurrent: channel.name == session.current)
+        } + roster.conversations.map { peer in
+            let activity = roster.activity(.conversation(peer))
+            return ChannelItem(id: "@" + peer.rawValue, name: roster.label(peer), unreadCount: activity.unread, hasMention: activity.mention,
+                               createdAt: .distantPast, isCurrent: peer == session.conversation, isDirect: true)
         }
         if let current {
             state.title = ChannelTitle(name: "#" + current.name.display, topic: current.topic, memberCount: state.members.count)
+        } else if let peer = session.conversation {
+            state.title = ChannelTitle(name: roster.label(peer), topic: "direct messages with \(peer.rawValue), sealed to you both",
+                                       memberCount: state.members.count)
         } else {
             state.title = nil
         }
     }
 
     func refreshMembers() {
+        if let peer = session.conversation {
+            // The two sides; the other's handle is the newest one their messages carry.
+            let handle = state.messages.last { $0.userID == peer.rawValue && !$0.isNotice }?.handle ?? AccountDirectory.accountName(of: peer.rawValue)
+            state.members = [MemberItem(handle: client.handle, userID: client.user.rawValue)]
+            if peer != client.user { state.members.append(MemberItem(handle: handle, userID: peer.rawValue)) }
+            refreshChannelList()
+            return
+        }
         guard let name = session.current, let members = try? client.members(of: name) else { return }
         state.members = members.map { MemberItem(handle: $0.handle, userID: $0.user.rawValue) }
         refreshChannelList()
     }
 
-    func markRead(_ name: ChannelName) {
-        guard name == session.current, let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return }
-        try? client.markRead(name, upTo: newest)
+    /// Moves the buffer's read marker to the newest message loaded, if it is on screen.
+    func markRead(_ buffer: Buffer) {
+        guard buffer == shown, let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return }
+        switch buffer {
+        case .channel(let name): try? client.markRead(name, upTo: newest)
+        case .conversation(let peer): try? client.markRead(conversation: peer, upTo: newest)
+        }
     }
 
     func markCurrentReadIfAtBottom() {
-        guard let name = session.current, state.scroll == .bottom, window.atNewest else { return }
-        markRead(name)
+        guard let shown, state.scroll == .bottom, window.atNewest else { return }
+        markRead(shown)
     }
 
     // MARK: Notices

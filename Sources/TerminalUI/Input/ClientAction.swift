@@ -1,12 +1,12 @@
 /// A client-level action bound to a key, for keys the line editor does not take.
 public enum ClientAction: Hashable, Sendable {
-    /// Go to the n-th channel of the list (1-based), Alt-1…Alt-9.
+    /// Go to the n-th entry of the list (1-based; channels, then `@user` conversations), Alt-1…Alt-9.
     case selectChannel(Int)
     /// Ctrl-N.
     case nextChannel
     /// Ctrl-P.
     case previousChannel
-    /// Alt-A: the next channel with unread messages, mentions first.
+    /// Alt-A: the next channel or conversation with unread messages, mentions (and direct messages) first.
     case nextActiveChannel
     /// PgUp.
     case pageUp

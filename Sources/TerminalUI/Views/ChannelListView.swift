@@ -1,7 +1,9 @@
-/// The channel list pane: channels by creation date, unread counts and a mention mark.
+/// The channel list pane: channels by creation date, then direct conversations as given, with unread
+/// counts and a mention mark.
 enum ChannelListView {
     static func draw(_ channels: [ChannelItem], in rect: Rect, on screen: inout Screen, theme: Theme) {
-        let sorted = channels.sorted { ($0.createdAt, $0.name) < ($1.createdAt, $1.name) }
+        let sorted = channels.filter { !$0.isDirect }.sorted { ($0.createdAt, $0.name) < ($1.createdAt, $1.name) }
+            + channels.filter(\.isDirect)
         let current = sorted.firstIndex { $0.isCurrent } ?? 0
         // Keep the current channel visible when the list is longer than the pane.
         let first = current >= rect.height ? current - rect.height + 1 : 0

@@ -4,7 +4,7 @@ import Foundation
 /// Everything the full-screen client shows, as plain values; the client maps its core
 /// state into this and hands it to ``ClientRenderer``.
 public struct ClientViewState: Sendable, Equatable {
-    /// Subscribed channels; the list pane sorts them by creation date.
+    /// Subscribed channels, which the list pane sorts by creation date, then my direct conversations (`@user`) in the order given.
     public var channels: [ChannelItem] = []
     /// The channel on screen, or nil before any is open.
     public var title: ChannelTitle?
@@ -51,19 +51,23 @@ public struct ChannelItem: Sendable, Equatable, Identifiable {
     public var createdAt: Date
     /// Whether this is the channel on screen.
     public var isCurrent: Bool
+    /// Whether this is a direct conversation (`@user`), listed below the channels.
+    public var isDirect: Bool
 
     /// Creates a channel entry.
-    public init(id: String, name: String, unreadCount: Int = 0, hasMention: Bool = false, createdAt: Date, isCurrent: Bool = false) {
+    public init(id: String, name: String, unreadCount: Int = 0, hasMention: Bool = false, createdAt: Date, isCurrent: Bool = false,
+                isDirect: Bool = false) {
         self.id = id
         self.name = name
         self.unreadCount = unreadCount
         self.hasMention = hasMention
         self.createdAt = createdAt
         self.isCurrent = isCurrent
+        self.isDirect = isDirect
     }
 }
 
-/// The title line: the current channel's name, topic and member count.
+/// The title line: the current channel's (or conversation's) name, topic and member count.
 public struct ChannelTitle: Sendable, Equatable {
     /// The channel name.
     public var name: String
