@@ -7,10 +7,10 @@ import Testing
 /// carol's client, in the same container, lists nothing and shows nothing of it.
 @Suite(.startsProcesses, .serialized, .enabled(if: TmuxSession.available && OSUsers.available, "needs tmux, and root to create OS users"))
 struct DirectConversationTmuxTests {
-    static let alice = "fcdmalice"
-    static let bob = "fcdmbob"
-    static let carol = "fcdmcarol"
-    static let group = "fcdmgroup"
+    static let alice = "fcdmtalice"
+    static let bob = "fcdmtbob"
+    static let carol = "fcdmtcarol"
+    static let group = "fcdmtgroup"
 
     private static func client(_ user: String, _ container: String) throws -> TmuxSession {
         let binary = try WorkerProcess.executable("fatchat").path
