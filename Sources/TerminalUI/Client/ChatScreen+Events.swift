@@ -9,6 +9,9 @@ extension ChatScreen {
             receive(message)
         case .messageDeleted(let id):
             state.messages.removeAll { $0.id == id.rawValue }
+            parentChanged(id, to: nil)
+        case .reactionsChanged(let id):
+            reactionsChanged(id)
         case .channelChanged(let channel):
             if let index = roster.channels.firstIndex(where: { $0.id == channel.id }) {
                 roster.channels[index] = channel
@@ -64,7 +67,10 @@ extension ChatScreen {
         if channel.name == session.current {
             if let index = state.messages.firstIndex(where: { $0.id == message.id.rawValue }) {
                 let delivery = state.messages[index].delivery == .failed ? .failed : MessageItem.Delivery.sent
+                let reactions = state.messages[index].reactions
                 state.messages[index] = item(message, delivery: delivery)
+                state.messages[index].reactions = reactions
+                parentChanged(message.id, to: message)
             } else if window.atNewest {
                 state.messages.append(item(message))
                 if state.scroll != .bottom { state.hasNewMessagesBelow = true }
@@ -87,12 +93,9 @@ extension ChatScreen {
         refreshChannelList()
     }
 
-    /// Whether text mentions my handle as a word (`ada`, `@ada`, `ada:`), ignoring case.
+    /// Whether text mentions my handle or one of my highlight words as a word (`ada`, `@ada`, `ada:`), ignoring case.
     func mentionsMe(_ text: String) -> Bool {
-        let handle = client.handle.lowercased()
-        guard !handle.isEmpty else { return false }
-        return text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" && $0 != "-" && $0 != "." })
-            .contains { $0 == handle }
+        MentionMatcher(handle: client.handle, highlights: state.highlightWords).matches(text)
     }
 
     private func channelDeleted(name: String, id: ChannelID) {

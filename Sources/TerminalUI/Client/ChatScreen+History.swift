@@ -17,7 +17,8 @@ struct HistoryWindow {
 }
 
 extension ChatScreen {
-    func item(_ message: Message, delivery: MessageItem.Delivery = .sent) -> MessageItem {
+    /// `known`: messages loaded with this one, where its parent may be.
+    func item(_ message: Message, delivery: MessageItem.Delivery = .sent, known: [MessageID: Message] = [:]) -> MessageItem {
         var text = message.text
         if message.hasAttachment {
             text = "[\(message.attachmentType ?? "file") \(message.shortID)] " + text
@@ -25,6 +26,8 @@ extension ChatScreen {
         var item = MessageItem(id: message.id.rawValue, time: message.date, handle: message.handle,
                                userID: message.sender?.rawValue ?? "", text: text, isEdited: message.edited, delivery: delivery)
         item.isUnverified = !message.verified
+        item.isAction = message.isAction
+        item.quote = message.replyTo.map { quote(of: $0, known: known) }
         return item
     }
 
@@ -32,7 +35,7 @@ extension ChatScreen {
     func loadNewest() throws {
         guard let name = session.current else { return }
         let page = try client.messages(in: name, limit: options.pageSize)
-        state.messages = page.messages.map { item($0) } + pendingItems(in: name)
+        state.messages = items(page.messages) + pendingItems(in: name)
         window = HistoryWindow(olderCursor: page.older, newerCursor: nil, atNewest: true)
         state.scroll = .bottom
         state.hasNewMessagesBelow = false
@@ -48,7 +51,7 @@ extension ChatScreen {
     func loadOldest() throws {
         guard let name = session.current else { return }
         let page = try client.messagesFromStart(in: name, limit: options.pageSize)
-        state.messages = page.messages.map { item($0) }
+        state.messages = items(page.messages)
         window = HistoryWindow(olderCursor: nil, newerCursor: page.newer, atNewest: page.newer == nil)
         if window.atNewest { state.messages += pendingItems(in: name) }
         state.scroll = state.messages.first.map { .anchored(messageID: $0.id, line: 0) } ?? .bottom
@@ -63,7 +66,7 @@ extension ChatScreen {
         if case .bottom = state.scroll, let first = state.messages.first {
             state.scroll = .anchored(messageID: first.id, line: 0)
         }
-        state.messages.insert(contentsOf: page.messages.map { item($0) }, at: 0)
+        state.messages.insert(contentsOf: items(page.messages), at: 0)
         window.olderCursor = page.older
     }
 
@@ -73,7 +76,7 @@ extension ChatScreen {
               ClientRenderer.messageViewport(state, width: width, height: height, options: renderOptions).isAtBottom,
               let page = try? client.messagesFromStart(in: name, limit: options.pageSize, newer: cursor) else { return }
         let known = Set(state.messages.map(\.id))
-        state.messages += page.messages.map { item($0) }.filter { !known.contains($0.id) }
+        state.messages += items(page.messages.filter { !known.contains($0.id.rawValue) })
         window.newerCursor = page.newer
         if page.newer == nil {
             window.atNewest = true
@@ -104,7 +107,8 @@ extension ChatScreen {
 
     /// PgUp and PgDn: a page of lines, loading more history at either end as needed.
     func scrollPage(up: Bool) {
-        let page = max(1, ClientRenderer.messageRows(width: width, height: height, showsMemberList: state.showsMemberList) - 1)
+        let page = max(1, ClientRenderer.messageRows(width: width, height: height, showsMemberList: state.showsMemberList,
+                                                     inputRows: state.inputRows) - 1)
         loadOlderIfNeeded()
         state.scroll = ClientRenderer.scroll(state, by: up ? page : -page, width: width, height: height, options: renderOptions)
         if up { loadOlderIfNeeded() } else { loadNewerIfNeeded() }

@@ -61,6 +61,7 @@ public final class ChatScreen {
         self.width = width
         self.height = height
         state.myHandle = client.handle
+        state.highlightWords = client.highlightWords()
         state.status = StatusInfo(handle: client.handle, syncState: sync.state)
         state.helpText = HelpText.bundled
         roster.channels = try client.joinedChannels()
@@ -84,6 +85,7 @@ public final class ChatScreen {
     /// The frame to draw now.
     public func render() -> Screen {
         state.now = Date()
+        state.inputRows = editor.rowCount
         return ClientRenderer.render(state, editor: editor, width: width, height: height, options: renderOptions)
     }
 
@@ -124,11 +126,10 @@ public final class ChatScreen {
         roster.add(channel)
         editor.history = roster.histories[channel.id] ?? InputHistory()
         let lastRead = client.lastRead(name)
+        roster.readUpTo[channel.id] = lastRead
         window = HistoryWindow()
         try loadNewest()
-        state.firstUnreadMessageID = state.messages.first {
-            $0.time > (lastRead ?? .distantFuture) && $0.userID != client.user.rawValue
-        }?.id
+        findFirstUnread()
         roster.seen(channel.id)
         refreshMembers()
         refreshChannelList()

@@ -11,6 +11,8 @@ struct ChannelRoster {
     var mentions: Set<ChannelID> = []
     /// Each channel's sent lines, kept while another channel is on screen.
     var histories: [ChannelID: InputHistory] = [:]
+    /// How far each channel was read when it was last opened: the "new messages" line goes after that.
+    var readUpTo: [ChannelID: Date] = [:]
 
     /// Adds a channel the roster lacks, in order of creation.
     mutating func add(_ channel: Channel) {
