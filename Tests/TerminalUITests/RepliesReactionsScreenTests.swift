@@ -131,3 +131,40 @@ import Testing
         #expect(lines[marker + 1].contains("unread 0"), "\(lines.joined(separator: "\n"))")
     }
 }
+
+extension RepliesReactionsScreenTests {
+    @Test func comingBackToAChannelMarksWhereILeftOff() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        let client = try sandbox.client()
+        let general = try ChannelName("general")
+        let screen = try ChatScreen(client: client, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        client.start()
+        defer { client.stop() }
+        #expect(client.waitUntilSent(timeout: 10))
+        let mine = client.container.publicDatabase
+        let eve = RecordDatabase(scope: .public, storage: mine.storage, assets: mine.assets,
+                                 user: UserIdentity(uid: 4_000_002, userName: "eve", homeDirectory: "/nonexistent"), historyLimit: 1000)
+        func arrive(_ text: String) throws {
+            _ = try eve.save(Message.record(text: text, handle: "eve", in: general))
+            let deadline = Date().addingTimeInterval(10)
+            var seen = false
+            while !seen, Date() < deadline {
+                for event in client.drainEvents() {
+                    screen.handle(event)
+                    if case .message(let message) = event, message.text == text { seen = true }
+                }
+                usleep(20_000)
+            }
+        }
+        // Leaving at once, before a tick marked it read: leaving marks it.
+        try arrive("before you left")
+        for character in "/join ops" { screen.handle(.key(.character(character))) }
+        screen.handle(.key(.enter))
+        try arrive("while you were away")
+        for character in "/join general" { screen.handle(.key(.character(character))) }
+        screen.handle(.key(.enter))
+        let lines = screen.render().lines
+        let marker = try #require(lines.firstIndex { $0.contains("─ new messages ─") }, "\(lines.joined(separator: "\n"))")
+        #expect(lines[marker + 1].contains("while you were away"))
+    }
+}

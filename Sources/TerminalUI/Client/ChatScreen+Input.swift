@@ -99,7 +99,7 @@ extension ChatScreen {
     }
 
     func quit() {
-        if let name = session.current { markRead(name) }
+        if let name = roster.shown { markRead(name) }
         requests.quit = true
     }
 

@@ -117,7 +117,8 @@ public final class ChatScreen {
 
     /// Shows a channel: its newest page, title, members and where unread messages start.
     func open(_ name: ChannelName) throws {
-        if let previous = session.current, previous != name {
+        // The channel whose messages are on screen: a command (`/join`) has already made the new one current.
+        if let previous = roster.shown, previous != name {
             markRead(previous)
             roster.histories[previous.id] = editor.history
         }
@@ -129,6 +130,7 @@ public final class ChatScreen {
         roster.readUpTo[channel.id] = lastRead
         window = HistoryWindow()
         try loadNewest()
+        roster.shown = name
         findFirstUnread()
         roster.seen(channel.id)
         refreshMembers()
@@ -156,12 +158,12 @@ public final class ChatScreen {
     }
 
     func markRead(_ name: ChannelName) {
-        guard name == session.current, let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return }
+        guard name == roster.shown, let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return }
         try? client.markRead(name, upTo: newest)
     }
 
     func markCurrentReadIfAtBottom() {
-        guard let name = session.current, state.scroll == .bottom, window.atNewest else { return }
+        guard let name = session.current, name == roster.shown, state.scroll == .bottom, window.atNewest else { return }
         markRead(name)
     }
 

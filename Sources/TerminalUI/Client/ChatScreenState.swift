@@ -11,6 +11,8 @@ struct ChannelRoster {
     var mentions: Set<ChannelID> = []
     /// Each channel's sent lines, kept while another channel is on screen.
     var histories: [ChannelID: InputHistory] = [:]
+    /// The channel whose messages are on screen; a command may already have made another one current.
+    var shown: ChannelName?
     /// How far each channel was read when it was last opened: the "new messages" line goes after that.
     var readUpTo: [ChannelID: Date] = [:]
 
