@@ -15,6 +15,16 @@ struct RepliesReactionsTmuxTests {
         return String(try #require(id, "\(read.lines) \(read.errorText)").prefix(6))
     }
 
+    /// Ada's and Bob's clients, each showing #general.
+    private func clients(in sandbox: ClientTmuxTests.Sandbox) async throws -> (TmuxSession, TmuxSession) {
+        let ada = try sandbox.client("ada")
+        #expect(try await ada.waitFor("#general"))
+        let bob: TmuxSession
+        do { bob = try sandbox.client("bob") } catch { ada.kill(); throw error }
+        #expect(try await bob.waitFor("#general"))
+        return (ada, bob)
+    }
+
     private func send(_ line: String, in client: TmuxSession) throws {
         try client.type(line)
         try client.press("Enter")
@@ -22,12 +32,8 @@ struct RepliesReactionsTmuxTests {
 
     @Test func aReplyIsQuotedAndReactionsAreCounted() async throws {
         let sandbox = try await ClientTmuxTests.Sandbox()
-        let ada = try sandbox.client("ada")
-        defer { ada.kill() }
-        #expect(try await ada.waitFor("#general"))
-        let bob = try sandbox.client("bob")
-        defer { bob.kill() }
-        #expect(try await bob.waitFor("#general"))
+        let (ada, bob) = try await clients(in: sandbox)
+        defer { ada.kill(); bob.kill() }
 
         try send("is the build green?", in: ada)
         #expect(try await bob.waitFor("<ada (fatchat-alice)> is the build green?"), "\(bob.screen)")
@@ -51,12 +57,8 @@ struct RepliesReactionsTmuxTests {
 
     @Test func theUnreadLineSitsWhereILeftOffAndAltEnterMakesTwoLines() async throws {
         let sandbox = try await ClientTmuxTests.Sandbox()
-        let ada = try sandbox.client("ada")
-        defer { ada.kill() }
-        #expect(try await ada.waitFor("#general"))
-        let bob = try sandbox.client("bob")
-        defer { bob.kill() }
-        #expect(try await bob.waitFor("#general"))
+        let (ada, bob) = try await clients(in: sandbox)
+        defer { ada.kill(); bob.kill() }
         try send("before you left", in: bob)
         #expect(try await ada.waitFor("before you left"))
 
