@@ -112,10 +112,8 @@ import Testing
         #expect(client.waitUntilSent(timeout: 10))
         let read = try #require(try client.messages(in: general).messages.last)
         try client.markRead(general, upTo: read.date)
-        // The unread messages are someone else's: the same file as another account sees it.
-        let mine = client.container.publicDatabase
-        let eve = RecordDatabase(scope: .public, storage: mine.storage, assets: mine.assets,
-                                 user: UserIdentity(uid: 4_000_002, userName: "eve", homeDirectory: "/nonexistent"), historyLimit: 1000)
+        // The unread messages are someone else's.
+        let eve = Self.eve(of: client)
         for index in 0..<80 {
             usleep(2_000)
             _ = try eve.save(Message.record(text: "unread \(index)", handle: "eve", in: general))
@@ -133,6 +131,38 @@ import Testing
 }
 
 extension RepliesReactionsScreenTests {
+    /// The client's shared file as another account, eve, sees it: what she saves is hers.
+    static func eve(of client: ChatClient) -> RecordDatabase {
+        let mine = client.container.publicDatabase
+        return RecordDatabase(scope: .public, storage: mine.storage, assets: mine.assets,
+                              user: UserIdentity(uid: 4_000_002, userName: "eve", homeDirectory: "/nonexistent"), historyLimit: 1000)
+    }
+
+    @Test func aHighlightWordRingsAndMarksTheChannelAsAMentionDoes() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        let client = try sandbox.client()
+        var options = ChatScreen.Options()
+        options.bellOnMention = true
+        let screen = try ChatScreen(client: client, width: 80, height: 24, options: options, renderOptions: RenderOptions(usesColor: false))
+        for character in "/join ops" { screen.handle(.key(.character(character))) }
+        screen.handle(.key(.enter))
+        for character in "/highlight add deploy" { screen.handle(.key(.character(character))) }
+        screen.handle(.key(.enter))
+        client.start()
+        defer { client.stop() }
+        #expect(client.waitUntilSent(timeout: 10))
+        _ = try Self.eve(of: client).save(Message.record(text: "lunch?", handle: "eve", in: try ChannelName("general")))
+        _ = try Self.eve(of: client).save(Message.record(text: "the deploy failed", handle: "eve", in: try ChannelName("general")))
+        let deadline = Date().addingTimeInterval(10)
+        var effects: [ChatScreen.Effect] = []
+        while effects.isEmpty, Date() < deadline {
+            client.drainEvents().forEach(screen.handle)
+            effects += screen.takeEffects()
+            usleep(20_000)
+        }
+        #expect(effects == [.bell])
+        #expect(screen.state.channels.first { $0.name == "#general" }?.hasMention == true)
+    }
     @Test func comingBackToAChannelMarksWhereILeftOff() throws {
         let sandbox = ChatScreenTests.Sandbox()
         let client = try sandbox.client()
@@ -141,9 +171,7 @@ extension RepliesReactionsScreenTests {
         client.start()
         defer { client.stop() }
         #expect(client.waitUntilSent(timeout: 10))
-        let mine = client.container.publicDatabase
-        let eve = RecordDatabase(scope: .public, storage: mine.storage, assets: mine.assets,
-                                 user: UserIdentity(uid: 4_000_002, userName: "eve", homeDirectory: "/nonexistent"), historyLimit: 1000)
+        let eve = Self.eve(of: client)
         func arrive(_ text: String) throws {
             _ = try eve.save(Message.record(text: text, handle: "eve", in: general))
             let deadline = Date().addingTimeInterval(10)
