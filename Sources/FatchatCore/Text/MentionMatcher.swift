@@ -6,6 +6,7 @@ public struct MentionMatcher: Sendable, Equatable {
     /// The lowercased words that count: the handle first, then the highlight words.
     public let words: [String]
 
+    /// A matcher of `handle` and `highlights`, each once, ignoring case; an empty one matches nothing.
     public init(handle: String, highlights: [String] = []) {
         var words: [String] = []
         for word in [handle] + highlights where !word.isEmpty && !words.contains(word.lowercased()) {

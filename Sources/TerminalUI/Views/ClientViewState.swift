@@ -145,8 +145,9 @@ public struct MessageItem: Sendable, Equatable, Identifiable {
 public struct ReplyQuote: Sendable, Equatable {
     /// The parent's ID, to jump to it.
     public var parentID: String
-    /// The parent's handle and account; empty when the parent is deleted.
+    /// The parent's handle; empty when the parent is deleted.
     public var handle: String
+    /// The parent's account, which labels the handle as in message lines.
     public var userID: String
     /// The start of the parent's text, untrusted; sanitized and cut to the width when drawn.
     public var text: String
@@ -170,8 +171,10 @@ public struct ReplyQuote: Sendable, Equatable {
 public struct ReactionBadge: Sendable, Equatable {
     /// The reaction, untrusted; sanitized when drawn.
     public var emoji: String
+    /// How many accounts reacted with it.
     public var count: Int
 
+    /// Creates a badge.
     public init(emoji: String, count: Int) {
         self.emoji = emoji
         self.count = count

@@ -23,7 +23,9 @@ public struct MessageLine: Sendable, Equatable {
 
 /// How a message's sender, and the sender of the message it answers, read on screen, inert.
 public struct MessageLabels: Sendable, Equatable {
+    /// The sender's label.
     public var sender: String
+    /// The label of the sender of the message a reply answers; nil for other messages and deleted parents.
     public var quoted: String?
 }
 
