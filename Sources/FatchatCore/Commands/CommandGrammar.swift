@@ -27,7 +27,7 @@ public enum CommandGrammar {
         Entry(name: "del", usage: "/del MESSAGE", summary: "delete a message you sent"),
         Entry(name: "search", usage: "/search WORDS…", summary: "find messages containing these words"),
         Entry(name: "reply", usage: "/reply MESSAGE TEXT…", summary: "answer a message; it shows quoted above your reply"),
-        Entry(name: "react", usage: "/react MESSAGE EMOJI", summary: "add your reaction to a message (one of each emoji)"),
+        Entry(name: "react", usage: "/react MESSAGE EMOJI", summary: "add your reaction to a message, one of each emoji"),
         Entry(name: "unreact", usage: "/unreact MESSAGE EMOJI", summary: "take your reaction off a message"),
         Entry(name: "reactions", usage: "/reactions MESSAGE", summary: "show who reacted to a message, and how"),
         Entry(name: "me", usage: "/me ACTION…", summary: "post an action, shown as * you ACTION"),
