@@ -21,6 +21,12 @@ public enum BotInput {
         "edit": (["id", "text"], []),
         "del": (["id"], []),
         "search": (["text"], []),
+        "reply": (["id", "text"], []),
+        "react": (["id", "emoji"], []),
+        "unreact": (["id", "emoji"], []),
+        "reactions": (["id"], []),
+        "me": (["text"], ["channel"]),
+        "highlight": (["action"], ["word"]),
         "msg": (["to", "text"], []),
         "query": (["with"], []),
         "retry": ([], []),
@@ -83,6 +89,18 @@ public enum BotInput {
         case "edit": return .edit(message: f("id"), text: f("text"))
         case "del": return .deleteMessage(message: f("id"))
         case "search": return .search(text: f("text"))
+        case "reply": return .reply(message: f("id"), text: f("text"))
+        case "react": return .react(message: f("id"), reaction: f("emoji"))
+        case "unreact": return .unreact(message: f("id"), reaction: f("emoji"))
+        case "reactions": return .reactions(message: f("id"))
+        case "me": return .action(channel: fields["channel"], text: f("text"))
+        case "highlight":
+            switch (f("action"), fields["word"]) {
+            case ("add", let word?): return .highlight(.add(word))
+            case ("del", let word?): return .highlight(.remove(word))
+            case ("list", nil): return .highlight(.list)
+            default: throw CommandError("\"highlight\" takes \"action\": \"add\" or \"del\" with a \"word\", or \"list\" without one.")
+            }
         case "msg": return .directMessage(to: f("to"), text: f("text"))
         case "query": return .query(with: f("with"))
         case "retry": return .retry

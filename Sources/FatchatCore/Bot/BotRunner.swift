@@ -31,11 +31,14 @@ public final class BotRunner {
     /// The channels this bot joined in this run; it prints messages from these only, so that
     /// two bots of one user piped together do not echo each other's channels forever.
     private var joined = Set<ChannelID>()
+    /// What counts as a mention of this bot's user: the handle and the highlight words.
+    private var mentions: MentionMatcher
 
     public init(client: ChatClient, options: Options) {
         self.session = ChatSession(client: client)
         self.options = options
         self.output = EventFormatter(json: options.json, color: !options.json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
+        self.mentions = client.mentionMatcher()
     }
 
     /// Runs until end of input or `/quit`.
@@ -152,7 +155,11 @@ public final class BotRunner {
         switch event {
         case .message(let message) where joined.contains(message.channel) && !session.client.queuedHere(message.id):
             output.learn(message)
-            say(output.message(message))
+            say(output.message(message, mention: message.sender != session.client.user && mentions.matches(message.text)))
+        case .reactionsChanged(let id):
+            guard let message = try? session.client.message(id), joined.contains(message.channel),
+                  let counts = try? session.client.reactions(to: [id]) else { return }
+            say(output.reactions(counts[id] ?? [], on: message))
         case .messageEdited(let message) where joined.contains(message.channel):
             output.learn(message)
             say(output.message(message, type: "edited"))
@@ -206,6 +213,11 @@ public final class BotRunner {
         case .conversation(let peer, let messages):
             if messages.isEmpty { say(output.event("info", ["text": "No direct messages with \(peer.rawValue) yet."])) }
             messages.forEach { say(output.directMessage($0)) }
+        case .reactions(let message, let counts):
+            say(output.reactions(counts, on: message))
+        case .highlights(let words, let note):
+            mentions = session.client.mentionMatcher()
+            say(output.event("highlights", ["words": words, "text": note]))
         case .searchResults(_, let messages):
             if messages.isEmpty { say(output.event("search_result", ["text": "No message matches."])) }
             messages.forEach { say((options.json ? "" : "search: ") + output.message($0, type: "search_result")) }

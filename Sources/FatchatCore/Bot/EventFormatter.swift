@@ -45,7 +45,9 @@ public struct EventFormatter: Sendable {
 
     /// `TIME #channel <handle> text`, or `{"type":"message",...}`; the handle shows its
     /// account whenever it could pass for someone else, and its colour is the account's.
-    public func message(_ message: Message, type: String = "message") -> String {
+    /// An action reads `TIME #channel * handle text`, a reply `TIME #channel <handle> ↳3f9a0c text`;
+    /// `mention` marks a message that mentions me (JSON `"mention": true`, plain `!` before the handle).
+    public func message(_ message: Message, type: String = "message", mention: Bool = false) -> String {
         let user = message.sender?.rawValue ?? ""
         if json {
             var object: [String: Any] = [
@@ -55,6 +57,9 @@ public struct EventFormatter: Sendable {
             ]
             if message.edited { object["edited"] = true }
             if !message.verified { object["verified"] = false }
+            if let parent = message.replyTo { object["reply_to"] = parent.rawValue }
+            if message.isAction { object["action"] = true }
+            if mention { object["mention"] = true }
             if let attachment = message.attachment {
                 object["attachment"] = ["type": message.attachmentType ?? "application/octet-stream", "size": attachment.size ?? 0]
             }
@@ -63,10 +68,12 @@ public struct EventFormatter: Sendable {
         let sender = label(handle: message.handle, user: user)
         let handle = color ? "\u{1B}[\(HandleColor.ansi(for: user))m\(sender)\u{1B}[0m" : sender
         var rest = message.text
+        if let parent = message.replyTo { rest = "↳" + String(parent.rawValue.prefix(6)) + " " + rest }
         if message.edited { rest += " (edited)" }
         if message.attachment != nil { rest += " [attachment \(message.shortID): \(message.attachmentType ?? "file")]" }
-        let mark = message.verified ? "" : "?"
-        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) \(mark)<\(handle)> \(Sanitizer.inert(rest))"
+        let mark = (mention ? "!" : "") + (message.verified ? "" : "?")
+        let shownSender = message.isAction ? "* \(handle)" : "<\(handle)>"
+        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) \(mark)\(shownSender) \(Sanitizer.inert(rest))"
         return type == "edited" ? "* " + line : line
     }
 
@@ -90,6 +97,21 @@ public struct EventFormatter: Sendable {
         let text = Sanitizer.inert(notification.alert(sender: label(handle: notification.handle, user: notification.user)))
         return event("notification", ["text": text, "channel": notification.channel ?? "", "id": notification.messageID.rawValue,
                                       "from": notification.handle, "user": notification.user])
+    }
+
+    /// A message's reactions: `-- reactions on 3f9a0c in #general: 👍 2 (ada, bob) · 🎉 1 (eve)`, or
+    /// `{"type":"reactions","channel":…,"id":…,"reactions":[{"emoji":…,"count":…,"users":[…],"handles":[…]}]}`.
+    public func reactions(_ counts: [ReactionCount], on message: Message) -> String {
+        if json {
+            let list: [[String: Any]] = counts.map {
+                ["emoji": $0.emoji, "count": $0.count, "users": $0.users.map(\.rawValue), "handles": $0.handles]
+            }
+            return JSONText.object(["type": "reactions", "channel": message.channelName, "id": message.id.rawValue, "reactions": list])
+        }
+        let parts = counts.map { count in
+            "\(count.emoji) \(count.count) (" + zip(count.handles, count.users).map { label(handle: $0, user: $1.rawValue) }.joined(separator: ", ") + ")"
+        }
+        return Sanitizer.inert("-- reactions on \(message.shortID) in #\(message.channelName): " + (parts.isEmpty ? "none" : parts.joined(separator: " · ")))
     }
 
     /// How a sender or member reads in plain output: the handle, with the account whenever it could pass for someone else.

@@ -7,11 +7,34 @@ extension ChatClient {
     public static let maximumTextBytes = 64 * 1024
 
     /// Queues a message to a channel, joining (and if needed creating) it first. Returns the message as queued.
+    /// `action` makes it an action (`/me`), shown as `* alice text`.
     @discardableResult
-    public func post(_ text: String, to name: ChannelName) throws -> Message {
+    public func post(_ text: String, to name: ChannelName, action: Bool = false) throws -> Message {
         try checkText(text)
         let channel = try joinedChannel(name)
-        return try queue(Message.record(text: text, handle: handle, in: channel.name), creating: nil)
+        return try queue(Message.record(text: text, handle: handle, in: channel.name, action: action), creating: nil)
+    }
+
+    /// Queues a reply to a message of the channel `name` (MESSAGE as `/edit` takes it).
+    @discardableResult
+    public func reply(to reference: String, text: String, in name: ChannelName) throws -> Message {
+        try checkText(text)
+        let parent = try resolveMessage(reference, in: name)
+        guard parent.channel == name.id else {
+            throw CommandError("Message \(parent.shortID) is in #\(Sanitizer.inert(parent.channelName)); replies stay in the parent's channel.")
+        }
+        let channel = try joinedChannel(name)
+        return try queue(Message.record(text: text, handle: handle, in: channel.name, replyTo: parent.id), creating: nil)
+    }
+
+    /// A message by its whole ID, mine while unsent included; `nil` when it does not exist (deleted, say).
+    public func message(_ id: MessageID) throws -> Message? {
+        if let pending = try outgoing(in: nil).first(where: { $0.outgoing.message.id == id }) { return pending.outgoing.message }
+        do {
+            return message(from: try container.publicDatabase.record(for: id.recordID))
+        } catch let error as StoreError where error.code == .unknownItem {
+            return nil
+        }
     }
 
     /// Queues a message before anything reads or writes the shared file, then joins the channel on a

@@ -9,6 +9,8 @@ public enum ChatEvent: Sendable {
     /// A message was edited.
     case messageEdited(Message)
     case messageDeleted(MessageID)
+    /// Someone added or took off a reaction to a message; ``ChatClient/reactions(to:)`` reads them now.
+    case reactionsChanged(MessageID)
     /// A channel appeared or its topic changed.
     case channelChanged(Channel)
     /// A channel was deleted, with everything in it.
@@ -57,6 +59,8 @@ extension ChatEvent {
                     return opening(record).map(ChatEvent.directMessage)
                 case ChatSchema.membershipType:
                     return record["channel"]?.referenceValue.map { .membersChanged(channel: ChannelID($0.recordID)) }
+                case ChatSchema.reactionType:
+                    return Reaction.read(record).map { .reactionsChanged($0.message) }
                 default:
                     return nil
                 }
@@ -66,6 +70,7 @@ extension ChatEvent {
                 switch item.recordType {
                 case ChatSchema.messageType, ChatSchema.directMessageType: .messageDeleted(MessageID(item.recordID))
                 case ChatSchema.channelType: .channelDeleted(name: String(item.recordID.recordName.dropFirst("channel.".count)), id: ChannelID(item.recordID))
+                case ChatSchema.reactionType: Reaction.message(inName: item.recordID.recordName).map(ChatEvent.reactionsChanged)
                 default: nil
                 }
             }

@@ -18,6 +18,10 @@ public enum CommandResult: Sendable {
     case members(ChannelName, [Member])
     case topic(ChannelName, String)
     case searchResults(String, [Message])
+    /// A message's reactions, each emoji with who reacted.
+    case reactions(Message, [ReactionCount])
+    /// My highlight words after `/highlight`, with a line saying what changed.
+    case highlights([String], note: String)
     /// A direct message was queued, as it reads until sent.
     case directMessageQueued(DirectMessage)
     /// The direct messages between me and an account, oldest first.
@@ -124,6 +128,29 @@ public final class ChatSession {
             return .conversation(with: peer, messages)
         case .search(let text):
             return .searchResults(text, try client.search(text))
+        case .reply(let message, let text):
+            return .queued(try client.reply(to: message, text: text, in: try target(nil)))
+        case .react(let message, let reaction):
+            try client.react(to: message, with: reaction, in: current)
+            return .done
+        case .unreact(let message, let reaction):
+            try client.unreact(to: message, with: reaction, in: current)
+            return .done
+        case .reactions(let message):
+            let (found, counts) = try client.reactions(of: message, in: current)
+            return .reactions(found, counts)
+        case .action(let channel, let text):
+            return .queued(try client.post(text, to: try target(channel), action: true))
+        case .highlight(let change):
+            switch change {
+            case .add(let word):
+                return .highlights(try client.addHighlight(word), note: "Highlighting \(word.lowercased()).")
+            case .remove(let word):
+                return .highlights(try client.removeHighlight(word), note: "No longer highlighting \(word.lowercased()).")
+            case .list:
+                let words = client.highlightWords()
+                return .highlights(words, note: words.isEmpty ? "No highlight words; /highlight add WORD adds one." : "Highlight words: " + words.joined(separator: " "))
+            }
         case .retry:
             let count = try client.retryFailed()
             return .outboxChanged(count == 0 ? "Nothing failed to send." : "Sending again \(Self.changes(count)) that failed.")

@@ -10,7 +10,7 @@ public enum Help {
                 throw CommandError("No help for '\(topic)'; /help lists every command.")
             }
             var line = "\(entry.usage) — \(entry.summary)"
-            if ["edit", "del", "save"].contains(entry.name) { line += "\n" + CommandGrammar.messageReferenceHelp }
+            if CommandGrammar.messageCommands.contains(entry.name) { line += "\n" + CommandGrammar.messageReferenceHelp }
             return line
         }
         let width = CommandGrammar.entries.map(\.usage.count).max() ?? 0

@@ -26,6 +26,12 @@ public enum CommandGrammar {
         Entry(name: "edit", usage: "/edit MESSAGE TEXT…", summary: "replace the text of a message you sent"),
         Entry(name: "del", usage: "/del MESSAGE", summary: "delete a message you sent"),
         Entry(name: "search", usage: "/search WORDS…", summary: "find messages containing these words"),
+        Entry(name: "reply", usage: "/reply MESSAGE TEXT…", summary: "answer a message; it shows quoted above your reply"),
+        Entry(name: "react", usage: "/react MESSAGE EMOJI", summary: "add your reaction to a message, one of each emoji"),
+        Entry(name: "unreact", usage: "/unreact MESSAGE EMOJI", summary: "take your reaction off a message"),
+        Entry(name: "reactions", usage: "/reactions MESSAGE", summary: "show who reacted to a message, and how"),
+        Entry(name: "me", usage: "/me ACTION…", summary: "post an action, shown as * you ACTION"),
+        Entry(name: "highlight", usage: "/highlight add|del|list [WORD]", summary: "words that alert you as your handle does"),
         Entry(name: "msg", usage: "/msg USER TEXT…", summary: "send a direct message only USER can read"),
         Entry(name: "query", usage: "/query USER", summary: "open your direct conversation with USER (@USER); the bot lists the newest 50"),
         Entry(name: "retry", usage: "/retry", summary: "send again what failed to send (marked failed)"),
@@ -34,7 +40,10 @@ public enum CommandGrammar {
         Entry(name: "quit", usage: "/quit", summary: "leave the program"),
     ]
 
-    /// What MESSAGE means in `/edit`, `/del` and `/save`.
+    /// The commands whose MESSAGE help applies.
+    public static let messageCommands: Set<String> = ["edit", "del", "save", "reply", "react", "unreact", "reactions"]
+
+    /// What MESSAGE means in `/edit`, `/del`, `/save`, `/reply` and the reaction commands.
     public static let messageReferenceHelp = "MESSAGE is a message's short ID as shown (at least 4 characters of it), or `last` for your latest message."
 
     /// Parses one input line. Text that does not start with `/` is a post to the current channel.
@@ -99,8 +108,21 @@ public enum CommandGrammar {
         case "help", "?": return .help(topic: try atMost(1).map { $0.hasPrefix("/") ? String($0.dropFirst()) : $0 })
         case "quit", "exit", "q": _ = try exactly(0); return .quit
         case "me":
-            guard !text.isEmpty else { throw CommandError("usage: /me TEXT (post an action)") }
-            return .post(channel: nil, text: "* " + text)
+            guard !text.isEmpty else { throw usage() }
+            return .action(channel: nil, text: text)
+        case "reply", "re":
+            guard words.count >= 2, let message = words.first else { throw usage() }
+            return .reply(message: message, text: String(rest.dropFirst(message.count).drop { $0.isWhitespace }))
+        case "react": let w = try exactly(2); return .react(message: w[0], reaction: w[1])
+        case "unreact": let w = try exactly(2); return .unreact(message: w[0], reaction: w[1])
+        case "reactions": return .reactions(message: try exactly(1)[0])
+        case "highlight", "hl":
+            switch words.first?.lowercased() {
+            case "add": return .highlight(.add(try exactly(2)[1]))
+            case "del", "rm", "remove": return .highlight(.remove(try exactly(2)[1]))
+            case "list", nil: _ = try atMost(1); return .highlight(.list)
+            default: throw usage()
+            }
         default:
             let known = entries.map(\.name)
             let near = known.filter { $0.hasPrefix(String(name.prefix(2))) }

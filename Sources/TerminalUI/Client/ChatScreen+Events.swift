@@ -9,6 +9,9 @@ extension ChatScreen {
             receive(message)
         case .messageDeleted(let id):
             state.messages.removeAll { $0.id == id.rawValue }
+            parentChanged(id, to: nil)
+        case .reactionsChanged(let id):
+            reactionsChanged(id)
         case .channelChanged(let channel):
             if let index = roster.channels.firstIndex(where: { $0.id == channel.id }) {
                 roster.channels[index] = channel
@@ -59,6 +62,8 @@ extension ChatScreen {
         if let index = state.messages.firstIndex(where: { $0.id == arriving.id }) {
             var replaced = arriving
             replaced.delivery = state.messages[index].delivery == .failed ? .failed : .sent
+            // Reactions are read with a page and when one changes, not with the message.
+            replaced.reactions = state.messages[index].reactions
             state.messages[index] = replaced
         } else if window.atNewest {
             state.messages.append(arriving)
@@ -100,6 +105,7 @@ extension ChatScreen {
         let mine = message.sender == client.user
         if channel.name == session.current {
             show(arrived: item(message))
+            parentChanged(message.id, to: message)
         } else if !mine {
             roster.unread[channel.id, default: 0] += 1
         }
@@ -115,12 +121,9 @@ extension ChatScreen {
         refreshChannelList()
     }
 
-    /// Whether text mentions my handle as a word (`ada`, `@ada`, `ada:`), ignoring case.
+    /// Whether text mentions my handle or one of my highlight words as a word (`ada`, `@ada`, `ada:`), ignoring case.
     func mentionsMe(_ text: String) -> Bool {
-        let handle = client.handle.lowercased()
-        guard !handle.isEmpty else { return false }
-        return text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" && $0 != "-" && $0 != "." })
-            .contains { $0 == handle }
+        MentionMatcher(handle: client.handle, highlights: state.highlightWords).matches(text)
     }
 
     private func channelDeleted(name: String, id: ChannelID) {
@@ -134,6 +137,7 @@ extension ChatScreen {
             select(next.name)
             notice("#\(name) was deleted; you are now in #\(next.name.display)")
         } else {
+            roster.shown = nil
             state.messages = []
             state.members = []
             refreshChannelList()

@@ -17,7 +17,8 @@ struct HistoryWindow {
 }
 
 extension ChatScreen {
-    func item(_ message: Message, delivery: MessageItem.Delivery = .sent) -> MessageItem {
+    /// `known`: messages loaded with this one, where its parent may be.
+    func item(_ message: Message, delivery: MessageItem.Delivery = .sent, known: [MessageID: Message] = [:]) -> MessageItem {
         var text = message.text
         if message.hasAttachment {
             text = "[\(message.attachmentType ?? "file") \(message.shortID)] " + text
@@ -25,6 +26,8 @@ extension ChatScreen {
         var item = MessageItem(id: message.id.rawValue, time: message.date, handle: message.handle,
                                userID: message.sender?.rawValue ?? "", text: text, isEdited: message.edited, delivery: delivery)
         item.isUnverified = !message.verified
+        item.isAction = message.isAction
+        item.quote = message.replyTo.map { quote(of: $0, known: known) }
         return item
     }
 
@@ -41,7 +44,7 @@ extension ChatScreen {
         switch shown {
         case .channel(let name)?:
             let page = try client.messages(in: name, limit: limit, older: cursor)
-            return (page.messages.map { item($0) }, page.older)
+            return (items(page.messages), page.older)
         case .conversation(let peer)?:
             let page = try client.directMessages(with: peer, limit: limit, older: cursor)
             return (page.messages.map { item($0) }, page.older)
@@ -55,7 +58,7 @@ extension ChatScreen {
         switch shown {
         case .channel(let name)?:
             let page = try client.messagesFromStart(in: name, limit: options.pageSize, newer: cursor)
-            return (page.messages.map { item($0) }, page.newer)
+            return (items(page.messages), page.newer)
         case .conversation(let peer)?:
             let page = try client.directMessagesFromStart(with: peer, limit: options.pageSize, newer: cursor)
             return (page.messages.map { item($0) }, page.newer)
@@ -145,7 +148,8 @@ extension ChatScreen {
 
     /// PgUp and PgDn: a page of lines, loading more history at either end as needed.
     func scrollPage(up: Bool) {
-        let page = max(1, ClientRenderer.messageRows(width: width, height: height, showsMemberList: state.showsMemberList) - 1)
+        let page = max(1, ClientRenderer.messageRows(width: width, height: height, showsMemberList: state.showsMemberList,
+                                                     inputRows: state.inputRows) - 1)
         loadOlderIfNeeded()
         state.scroll = ClientRenderer.scroll(state, by: up ? page : -page, width: width, height: height, options: renderOptions)
         if up { loadOlderIfNeeded() } else { loadNewerIfNeeded() }

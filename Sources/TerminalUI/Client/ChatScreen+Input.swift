@@ -15,6 +15,7 @@ extension ChatScreen {
         case .edited, .ignored:
             break
         }
+        state.inputRows = editor.rowCount
     }
 
     /// Keys that belong to the client rather than the input line. Returns whether it took the key.
@@ -30,6 +31,10 @@ extension ChatScreen {
             switchChannel(by: -1)
         case .nextActiveChannel:
             switchToActivity()
+        case .jumpToReplyParent:
+            jumpToReplyParent()
+        case .jumpToUnread:
+            jumpToUnread()
         case .pageUp:
             scrollPage(up: true)
         case .pageDown:
@@ -170,7 +175,10 @@ extension ChatScreen {
                 select(next)
             } else {
                 // Leaving a channel by name from a conversation leaves the conversation on screen.
-                if session.conversation == nil { state.messages = [] }
+                if session.conversation == nil {
+                    roster.shown = nil
+                    state.messages = []
+                }
                 refreshChannelList()
             }
             notice("left #\(name.display)")
@@ -182,6 +190,15 @@ extension ChatScreen {
         case .topic(let name, let topic):
             notice("topic of #\(name.display): \(topic.isEmpty ? "(none)" : topic)")
             if let index = roster.channels.firstIndex(where: { $0.name == name }) { roster.channels[index].topic = topic; refreshChannelList() }
+        case .reactions(let message, let counts):
+            let parts = counts.map { count in
+                count.emoji + " " + zip(count.handles, count.users).map { ClientRenderer.sender(handle: $0, user: $1.rawValue, in: state) }
+                    .joined(separator: ", ")
+            }
+            notice(parts.isEmpty ? "no reactions on \(message.shortID)" : "reactions on \(message.shortID): " + parts.joined(separator: " · "))
+        case .highlights(let words, let note):
+            state.highlightWords = words
+            notice(note)
         case .searchResults(let text, let messages):
             notice(messages.isEmpty ? "no message matches \(text)" : "\(messages.count) match\(messages.count == 1 ? "" : "es") for \(text):")
             for message in messages {

@@ -13,6 +13,8 @@ extension ChatScreen {
     func waitForLock(toShow buffer: Buffer) {
         guard sync.lockedBuffer != buffer else { return }
         sync.lockedBuffer = buffer
+        // It is what the screen is about now, though nothing of it could be read yet.
+        roster.shown = buffer
         state.messages = []
         state.members = []
         window = HistoryWindow()

@@ -61,6 +61,7 @@ public final class ChatScreen {
         self.width = width
         self.height = height
         state.myHandle = client.handle
+        state.highlightWords = client.highlightWords()
         state.status = StatusInfo(handle: client.handle, syncState: sync.state)
         state.helpText = HelpText.bundled
         roster.channels = try client.joinedChannels()
@@ -88,6 +89,7 @@ public final class ChatScreen {
     /// The frame to draw now.
     public func render() -> Screen {
         state.now = Date()
+        state.inputRows = editor.rowCount
         return ClientRenderer.render(state, editor: editor, width: width, height: height, options: renderOptions)
     }
 
@@ -117,11 +119,9 @@ public final class ChatScreen {
     /// The channel on screen, if a channel is.
     var current: Channel? { roster.channels.first { $0.name == session.current } }
 
-    /// What is on screen: the current channel, or the current direct conversation.
-    var shown: Buffer? {
-        if let peer = session.conversation { return .conversation(peer) }
-        return session.current.map(Buffer.channel)
-    }
+    /// What is on screen: a channel, or a direct conversation. It changes only when `open` shows
+    /// another, while a command may already have made another one current in the session.
+    var shown: Buffer? { roster.shown }
 
     /// How a channel or conversation is named in the list and the title: `#ops`, `@alice`.
     func label(_ buffer: Buffer) -> String {
@@ -137,27 +137,25 @@ public final class ChatScreen {
             markRead(previous)
             keepInputHistory(of: previous)
         }
-        let lastRead: Date?
         switch buffer {
         case .channel(let name):
             session.select(name)
             let channel = try client.existingChannel(name)
             roster.add(channel)
             editor.history = roster.histories[channel.id] ?? InputHistory()
-            lastRead = client.lastRead(name)
+            roster.readUpTo[buffer] = client.lastRead(name)
             roster.seen(channel.id)
         case .conversation(let peer):
             session.select(conversation: peer)
             roster.add(conversation: peer)
             editor.history = roster.conversationHistories[peer] ?? InputHistory()
-            lastRead = client.lastRead(conversation: peer)
+            roster.readUpTo[buffer] = client.lastRead(conversation: peer)
             roster.seen(conversation: peer)
         }
+        roster.shown = buffer
         window = HistoryWindow()
         try loadNewest()
-        state.firstUnreadMessageID = state.messages.first {
-            $0.time > (lastRead ?? .distantFuture) && $0.userID != client.user.rawValue
-        }?.id
+        findFirstUnread()
         refreshMembers()
         refreshChannelList()
         markRead(buffer)

@@ -24,6 +24,11 @@ struct ChannelRoster {
     var directUnread: [UserID: Int] = [:]
     /// Each conversation's sent lines.
     var conversationHistories: [UserID: InputHistory] = [:]
+    /// The channel or conversation whose messages are on screen; a command (`/join`) may already
+    /// have made another one current in the session.
+    var shown: Buffer?
+    /// How far each channel or conversation was read when it was last opened: the "new messages" line goes after that.
+    var readUpTo: [Buffer: Date] = [:]
 
     /// Everything listed, in the list's order: the channels, then the conversations.
     var buffers: [Buffer] { channels.map { .channel($0.name) } + conversations.map { .conversation($0) } }

@@ -8,6 +8,8 @@ public enum Key: Hashable, Sendable {
     case alt(Character)
     /// Enter or Return.
     case enter
+    /// Alt-Enter (Esc then Return): a new line in the draft.
+    case altEnter
     /// Tab.
     case tab
     /// Shift-Tab.

@@ -57,6 +57,7 @@ public struct LineEditor: Sendable, Equatable {
             history.record(line)
             setText("")
             return .submit(line)
+        case .altEnter: insert("\n")
         case .tab: complete(candidates)
         case .left, .control("b"): cursor = max(0, cursor - 1)
         case .right, .control("f"): cursor = min(graphemes.count, cursor + 1)

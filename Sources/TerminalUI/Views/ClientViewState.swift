@@ -18,6 +18,10 @@ public struct ClientViewState: Sendable, Equatable {
     public var hasNewMessagesBelow = false
     /// My handle, whose mentions are highlighted.
     public var myHandle = ""
+    /// My highlight words (`/highlight`), highlighted and alerting as my handle does.
+    public var highlightWords: [String] = []
+    /// Lines the input takes, 1 to ``InputView/maximumRows``; the message view gives them up.
+    public var inputRows = 1
     /// The status line's contents.
     public var status = StatusInfo()
     /// A notification about another channel, shown until it expires.
@@ -117,6 +121,12 @@ public struct MessageItem: Sendable, Equatable, Identifiable {
     public var isNotice: Bool
     /// Whether the sender's key does not vouch for the message (unsigned, or signed wrongly): drawn as `?<handle>`.
     public var isUnverified = false
+    /// An action (`/me`): drawn as `* handle text`.
+    public var isAction = false
+    /// The message this one answers, drawn as a quoted line above it.
+    public var quote: ReplyQuote?
+    /// Reactions, drawn after the text as `👍 3`.
+    public var reactions: [ReactionBadge] = []
 
     /// Creates a message; only the first ``TextPrefix/messageBytes`` of `text` are kept, so
     /// that a huge message costs no more to hold, wrap or draw than that.
@@ -132,6 +142,46 @@ public struct MessageItem: Sendable, Equatable, Identifiable {
         self.isEdited = isEdited
         self.delivery = delivery
         self.isNotice = isNotice
+    }
+}
+
+/// The message a reply answers, as its quoted first line shows it: `↳ <alice> first words…`.
+public struct ReplyQuote: Sendable, Equatable {
+    /// The parent's ID, to jump to it.
+    public var parentID: String
+    /// The parent's handle; empty when the parent is deleted.
+    public var handle: String
+    /// The parent's account, which labels the handle as in message lines.
+    public var userID: String
+    /// The start of the parent's text, untrusted; sanitized and cut to the width when drawn.
+    public var text: String
+    /// Whether the parent's sender's key does not vouch for it.
+    public var isUnverified: Bool
+    /// The parent was deleted (or never reached this client): drawn as `↳ (deleted message)`.
+    public var isDeleted: Bool
+
+    /// Creates a quote; only the first 200 characters of `text` are kept.
+    public init(parentID: String, handle: String = "", userID: String = "", text: String = "", isUnverified: Bool = false, isDeleted: Bool = false) {
+        self.parentID = parentID
+        self.handle = handle
+        self.userID = userID
+        self.text = String(text.prefix(200))
+        self.isUnverified = isUnverified
+        self.isDeleted = isDeleted
+    }
+}
+
+/// One emoji after a message and how many reacted with it.
+public struct ReactionBadge: Sendable, Equatable {
+    /// The reaction, untrusted; sanitized when drawn.
+    public var emoji: String
+    /// How many accounts reacted with it.
+    public var count: Int
+
+    /// Creates a badge.
+    public init(emoji: String, count: Int) {
+        self.emoji = emoji
+        self.count = count
     }
 }
 
