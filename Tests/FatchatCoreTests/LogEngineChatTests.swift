@@ -86,6 +86,18 @@ struct LogEngineChatTests {
         let history = try await read(as: Self.alice, in: container)
         #expect(history.map { $0["text"] as? String } == ["ship it", "lgtm"], "\(history)")
         #expect(history.last?["reply_to"] as? String == id, "\(history)")
+
+        // `^` and `^2` name the newest and second newest messages from someone else, skipping bob's own "lgtm".
+        try await post("second from alice", as: Self.alice, in: container)
+        try await bot(as: Self.bob, in: container, join + """
+            {"cmd":"reply","id":"^","text":"to the newest"}
+            {"cmd":"reply","id":"^2","text":"to the one before"}
+
+            """)
+        let replies = try await read(as: Self.alice, in: container)
+        let second = try #require(replies.first { $0["text"] as? String == "second from alice" }?["id"] as? String, "\(replies)")
+        #expect(replies.first { $0["text"] as? String == "to the newest" }?["reply_to"] as? String == second, "\(replies)")
+        #expect(replies.first { $0["text"] as? String == "to the one before" }?["reply_to"] as? String == id, "\(replies)")
     }
 
     /// Runs a `--json` bot as `user` on `input`, and returns its output objects.

@@ -133,6 +133,7 @@ extension ChatClient {
     /// The message and the record to change: the outbox copy while unsent, else the stored one.
     private func resolve(_ reference: String, in name: ChannelName?) throws -> (message: Message, record: Record, pending: Bool) {
         let lowered = reference.lowercased()
+        if let back = Self.othersBack(lowered) { return try resolveOthers(back, in: name) }
         let isLast = lowered == "last"
         guard isLast || (lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit)) else {
             throw CommandError("'\(reference)' is not a message reference. \(CommandGrammar.messageReferenceHelp)")
@@ -161,6 +162,35 @@ extension ChatClient {
         }
         guard isLast || found.count == 1 else { throw CommandError("Several messages start with \(reference); type more of the ID.") }
         return (message, record, false)
+    }
+
+    /// The most messages `^N` reaches back.
+    static let othersBackLimit = 50
+
+    /// N in `^` (1) or `^N`, or nil when the reference is something else.
+    static func othersBack(_ reference: String) -> Int? {
+        guard reference.hasPrefix("^") else { return nil }
+        let digits = reference.dropFirst()
+        return digits.isEmpty ? 1 : Int(digits)
+    }
+
+    /// `^N`: the Nth newest message in the channel from someone other than me, so that a reply or a
+    /// reaction needs no ID when it answers what was just said.
+    private func resolveOthers(_ back: Int, in name: ChannelName?) throws -> (message: Message, record: Record, pending: Bool) {
+        guard let name else { throw CommandError("^N names a message in a channel; join one first.") }
+        guard (1...Self.othersBackLimit).contains(back) else {
+            throw CommandError("^N reaches back 1 to \(Self.othersBackLimit) messages, not \(back).")
+        }
+        let predicate = try QueryPredicate(format: "channel == %@ AND creatorUserRecordID != %@", argumentArray: [name.recordID, userRecordID])
+        let query = Query(recordType: ChatSchema.messageType, predicate: predicate, sortDescriptors: [.newestFirst])
+        let found = try container.publicDatabase.records(matching: query, resultsLimit: back).records.compactMap { record in
+            message(from: record).map { (message: $0, record: record) }
+        }
+        guard found.count == back, let chosen = found.last else {
+            throw CommandError(found.isEmpty ? "Nobody else has written in #\(name.display) yet."
+                               : "#\(name.display) has only \(found.count) message\(found.count == 1 ? "" : "s") from others.")
+        }
+        return (chosen.message, chosen.record, false)
     }
 
     /// Replaces the text of a message I sent; the change tag decides conflicts.

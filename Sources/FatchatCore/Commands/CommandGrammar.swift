@@ -44,7 +44,7 @@ public enum CommandGrammar {
     public static let messageCommands: Set<String> = ["edit", "del", "save", "reply", "react", "unreact", "reactions"]
 
     /// What MESSAGE means in `/edit`, `/del`, `/save`, `/reply` and the reaction commands.
-    public static let messageReferenceHelp = "MESSAGE is a message's short ID as shown (at least 4 characters of it), or `last` for your latest message."
+    public static let messageReferenceHelp = "MESSAGE is a message's short ID as shown (at least 4 characters of it), `last` for your latest message, or `^` (`^2`, `^3`, … up to `^50`) for the newest (second newest, …) message from someone else in the channel."
 
     /// Parses one input line. Text that does not start with `/` is a post to the current channel.
     public static func parse(_ line: String) throws(CommandError) -> Command {
