@@ -41,6 +41,15 @@ final class DirectoryHandle {
         throw StoreError(.permissionFailure, "Cannot look at \(path(of: name)): \(Self.reason(errno)).")
     }
 
+    /// Like `status(_:)`, but asks a network filesystem's server rather than the attributes its client cached
+    /// (GlusterFS's FUSE client keeps them 1 s); on a local disk it is the same.
+    func freshStatus(_ name: String) throws -> stat? {
+        var info = stat()
+        if fatchat_fresh_status(fd, name, &info) == 0 { return info }
+        if errno == ENOENT { return nil }
+        throw StoreError(.permissionFailure, "Cannot look at \(path(of: name)): \(Self.reason(errno)).")
+    }
+
     /// This directory's own mode, owner and group.
     func status() throws -> stat {
         var info = stat()

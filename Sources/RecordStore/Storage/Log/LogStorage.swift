@@ -29,6 +29,8 @@ final class LogStorage: RecordStorage {
     private let relistSetting: Mutex<Duration>
     /// Whether a log whose `stat` has not changed for `relistAfter` is opened, to refresh the mount's cached `stat`.
     private let opensUnchangedLogs: Bool
+    /// Whether each poll's `stat`s ask the filesystem's server rather than the mount's attribute cache (see `status`).
+    private let asksServer: Bool
     private let logs: DirectoryHandleBox
     private let historyLimit: Int
     /// What the last poll saw of each log and account directory, to skip what has not changed.
@@ -65,6 +67,7 @@ final class LogStorage: RecordStorage {
         // sshfs answers `stat` from a cache it refreshes when the file is opened; GlusterFS's client
         // gave no fresher size after an open (tried), so there an open would only cost a round trip.
         opensUnchangedLogs = filesystem.kind == .sshfs
+        asksServer = filesystem.kind.isNetwork
         ownDirectory = DirectoryHandleBox(own)
         self.logs = DirectoryHandleBox(logs)
         self.historyLimit = historyLimit
@@ -235,7 +238,7 @@ final class LogStorage: RecordStorage {
         let relistAfter = self.relistAfter
         for account in try LogDirectory.names(in: logs).sorted() {
             guard let uid = LogDirectory.uid(inAccount: account),
-                  let info = try? logs.status(account), info.st_mode & S_IFMT == S_IFDIR else { continue }
+                  let info = try? status(account, in: logs), info.st_mode & S_IFMT == S_IFDIR else { continue }
             // Where owners mean something, a directory in someone else's name is not read at all.
             if ownersAreMeaningful, info.st_uid != uid { continue }
             let directory: DirectoryHandleBox
@@ -251,7 +254,7 @@ final class LogStorage: RecordStorage {
             }
             for name in names.sorted() {
                 guard let client = LogDirectory.client(inFileName: name),
-                      let file = try? directory.handle.status(name), file.st_mode & S_IFMT == S_IFREG else { continue }
+                      let file = try? status(name, in: directory.handle), file.st_mode & S_IFMT == S_IFREG else { continue }
                 var candidate = Candidate(account: account, uid: uid, client: client, directory: directory, stamp: FileStamp(file))
                 let key = candidate.key
                 let (remembered, confirmed) = seen.withLock { ($0.logs[key], $0.confirmed[key]) }
@@ -259,12 +262,22 @@ final class LogStorage: RecordStorage {
                     // An open refreshes the mount's cached `stat` (sshfs's, kept 20 s); the new one shows now or at a later poll.
                     if let fd = try? directory.handle.openRegularFile(name) { close(fd) }
                     seen.withLock { $0.confirmed[key] = now }
-                    if let again = try? directory.handle.status(name), again.st_mode & S_IFMT == S_IFREG { candidate.stamp = FileStamp(again) }
+                    if let again = try? status(name, in: directory.handle), again.st_mode & S_IFMT == S_IFREG { candidate.stamp = FileStamp(again) }
                 }
                 if remembered != candidate.stamp { candidates.append(candidate) }
             }
         }
         return candidates
+    }
+
+    /// A poll's `stat` of a log or an account folder.
+    ///
+    /// On a network filesystem it asks the server (statx's `AT_STATX_FORCE_SYNC`) rather than the mount's
+    /// attribute cache: GlusterFS's FUSE client answers from a cache kept 1 s, so a log's new size showed up
+    /// to a second late, and with it every message. A FUSE daemon that caches on its own side (sshfs)
+    /// still answers from its cache; there `opensUnchangedLogs` helps.
+    private func status(_ name: String, in directory: DirectoryHandle) throws -> stat? {
+        asksServer ? try directory.freshStatus(name) : try directory.status(name)
     }
 
     /// What reading one log gave.
