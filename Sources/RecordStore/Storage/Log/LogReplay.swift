@@ -45,6 +45,17 @@ struct LogReplay {
         var known: Set<RecordID> = []
         /// Whether `log_entry` held no row when this poll began, once looked up: then no record is known.
         var startedEmpty: Bool?
+        /// Client IDs as the table spells them; a catch-up has few clients and many entries.
+        var clientTexts: [UUID: String] = [:]
+    }
+
+    /// A client ID as `log_entry` spells it.
+    private func text(of client: UUID) -> String {
+        guard let arrivals else { return client.uuidString }
+        if let known = arrivals.clientTexts[client] { return known }
+        let text = client.uuidString
+        arrivals.clientTexts[client] = text
+        return text
     }
 
     /// One row of `log_entry`.
@@ -94,7 +105,7 @@ struct LogReplay {
     /// Writes one row of `log_entry`, unless a row of that stamp is there.
     private func insert(_ id: RecordID, _ entry: Stored) throws {
         var arguments: StatementArguments = [id.zoneID.zoneName, id.recordName, Int64(bitPattern: entry.stamp.time.rawValue),
-                                             entry.stamp.client.uuidString, entry.account]
+                                             text(of: entry.stamp.client), entry.account]
         if let saved = entry.saved {
             arguments += [LogFormat.Kind.save.rawValue, saved.recordType, saved.fields, saved.created, saved.modified, saved.changeTag]
         } else {
@@ -221,6 +232,8 @@ struct LogReplay {
         /// Whether `log_waiting` may hold a row, once looked up: while it holds none, a record that
         /// appears releases nobody, and a catch-up skips a lookup per record.
         var mayWait: Bool?
+        /// Each record type's searchable keys, looked up once.
+        var searchableKeys: [String: [String]] = [:]
     }
 
     /// Makes the `record` table hold what the rules say of one record; also tells whether its last delete moved.
@@ -237,13 +250,17 @@ struct LogReplay {
             fresh = false
         }
         let outcome = Self.fold(entries)
-        pass.deletes[id] = outcome.lastDelete
+        // `pass.deletes` and `pass.present` remember what was looked up of a record (a channel its messages
+        // name), and are kept true for those; one that nothing looked up is read from the cache if asked.
+        if outcome.lastDelete != nil || pass.deletes.keys.contains(id) { pass.deletes[id] = outcome.lastDelete }
         let deleteMoved = fresh && outcome.lastDelete == nil ? false : try recordLastDelete(id, outcome.lastDelete)
         let shown = try show(id, entries: entries, outcome: outcome, fresh: fresh, pass: &pass)
-        switch shown {
-        case .appeared, .replaced: pass.present[id] = true
-        case .disappeared: pass.present[id] = false
-        case .unchanged: break
+        if pass.present.keys.contains(id) {
+            switch shown {
+            case .appeared, .replaced: pass.present[id] = true
+            case .disappeared: pass.present[id] = false
+            case .unchanged: break
+            }
         }
         return (shown, deleteMoved)
     }
@@ -341,7 +358,10 @@ struct LogReplay {
         if let previous, previous.creatorUserRecordID != desired.record.creatorUserRecordID || previous.creationDate != desired.record.creationDate {
             try access.remove(previous)
         }
-        try access.upsert(desired.record, isNew: present ? !(try access.exists(id)) : true)
+        let type = desired.record.recordType
+        let keys = try pass.searchableKeys[type] ?? access.searchableKeys(of: type)
+        pass.searchableKeys[type] = keys
+        try access.upsert(desired.record, isNew: present ? !(try access.exists(id)) : true, searchableKeys: keys)
         if !fresh {
             try db.cachedStatement(sql: "UPDATE log_entry SET shown = 1 WHERE zone = ? AND name = ? AND time = ? AND client = ?")
                 .execute(arguments: [id.zoneID.zoneName, id.recordName, Int64(bitPattern: desired.entry.stamp.time.rawValue),
