@@ -58,3 +58,7 @@ int fatchat_fresh_status(int dirfd, const char *name, struct stat *out) {
     out->st_ctim.tv_nsec = info.stx_ctime.tv_nsec;
     return 0;
 }
+
+int fatchat_direct_io_flag(void) {
+    return O_DIRECT;
+}

@@ -14,4 +14,7 @@ int fatchat_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, co
 /// a network filesystem asks its server instead of answering from its attribute cache. Returns 0 or -1 with errno.
 int fatchat_fresh_status(int dirfd, const char *name, struct stat *out);
 
+/// O_DIRECT, which Swift's Glibc module leaves out (its value differs between architectures).
+int fatchat_direct_io_flag(void);
+
 #endif

@@ -31,6 +31,9 @@ final class LogStorage: RecordStorage {
     private let opensUnchangedLogs: Bool
     /// Whether each poll's `stat`s ask the filesystem's server rather than the mount's attribute cache (see `status`).
     private let asksServer: Bool
+    /// Whether logs are read with O_DIRECT, and one that looks unchanged is read past where the last poll
+    /// stopped all the same (see `hasMore`): GlusterFS's client answers even a forced `stat` from a cache.
+    private let readsPastSize: Bool
     private let logs: DirectoryHandleBox
     private let historyLimit: Int
     /// What the last poll saw of each log and account directory, to skip what has not changed.
@@ -68,6 +71,7 @@ final class LogStorage: RecordStorage {
         // gave no fresher size after an open (tried), so there an open would only cost a round trip.
         opensUnchangedLogs = filesystem.kind == .sshfs
         asksServer = filesystem.kind.isNetwork
+        readsPastSize = filesystem.kind == .glusterfs
         ownDirectory = DirectoryHandleBox(own)
         self.logs = DirectoryHandleBox(logs)
         self.historyLimit = historyLimit
@@ -183,7 +187,7 @@ final class LogStorage: RecordStorage {
             let replay = LogReplay(access, polling: true)
             var result = PollResult()
             var touched = Touched()
-            var caughtUp: [String: FileStamp] = [:]
+            var caughtUp: [String: (stamp: FileStamp, end: Int64)] = [:]
             for candidate in candidates {
                 let budget = limit - result.newEntries
                 guard budget > 0 else {
@@ -196,11 +200,14 @@ final class LogStorage: RecordStorage {
                 result.bytesRead += read.bytesRead
                 result.bytesLeft += max(0, candidate.stamp.size - read.end)
                 if read.stop == .limit { result.moreToRead = true }
-                if read.stop == .caughtUp { caughtUp[candidate.key] = candidate.stamp }
+                if read.stop == .caughtUp { caughtUp[candidate.key] = (candidate.stamp, read.end) }
             }
             result.changedRecords = try replay.settle(touched.order, historyLimit: historyLimit)
             seen.withLock { memory in
-                for (key, stamp) in caughtUp { memory.logs[key] = stamp }
+                for (key, log) in caughtUp {
+                    memory.logs[key] = log.stamp
+                    memory.ends[key] = log.end
+                }
             }
             return result
         }
@@ -264,10 +271,26 @@ final class LogStorage: RecordStorage {
                     seen.withLock { $0.confirmed[key] = now }
                     if let again = try? status(name, in: directory.handle), again.st_mode & S_IFMT == S_IFREG { candidate.stamp = FileStamp(again) }
                 }
-                if remembered != candidate.stamp { candidates.append(candidate) }
+                if remembered != candidate.stamp || readsPastSize && hasMore(name, in: directory.handle, key: key) {
+                    candidates.append(candidate)
+                }
             }
         }
         return candidates
+    }
+
+    /// Whether a log holds bytes past where the last poll read it to its end, by reading there.
+    ///
+    /// GlusterFS's client answers `stat`, even a forced one, from attributes it keeps 1 s, so a
+    /// new entry went unseen for up to a second. A read with O_DIRECT goes to the server: bytes
+    /// past the old end prove there is more, and the poll reads them as it reads any entry,
+    /// checking each one, so an answer that is wrong costs a read and nothing else.
+    private func hasMore(_ name: String, in directory: DirectoryHandle, key: String) -> Bool {
+        guard let end = seen.withLock({ $0.ends[key] }),
+              let fd = try? directory.openRegularFile(name, direct: true) else { return false }
+        defer { close(fd) }
+        guard case .success(let bytes) = LogFileReader.read(fd, at: end, count: 1, direct: true) else { return false }
+        return !bytes.isEmpty
     }
 
     /// A poll's `stat` of a log or an account folder.
@@ -305,12 +328,12 @@ final class LogStorage: RecordStorage {
     /// Reads one log from where the cache last stopped in it, and keeps its entries.
     private func readLog(_ candidate: Candidate, into replay: LogReplay, limit: Int, touched: inout Touched) throws -> LogRead {
         let name = LogDirectory.fileName(for: candidate.client)
-        guard let fd = try? candidate.directory.handle.openRegularFile(name) else { return LogRead(stop: .unreadable("cannot open")) }
+        guard let fd = try? candidate.directory.handle.openRegularFile(name, direct: readsPastSize) else { return LogRead(stop: .unreadable("cannot open")) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return LogRead(stop: .unreadable("cannot stat")) }
         if ownersAreMeaningful, info.st_uid != candidate.uid { return LogRead(stop: .bad("owned by someone else")) }
-        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd),
+        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd, direct: readsPastSize),
               header.account == candidate.account, header.client == candidate.client else {
             return LogRead(stop: .bad("its header is not this log's"))
         }
@@ -322,7 +345,7 @@ final class LogStorage: RecordStorage {
             offset = stored
         }
         // A log replaced by its compacted copy is read again from its start; the history drops what it has seen.
-        let scan = LogFileReader.scan(fd, from: offset, limit: limit)
+        let scan = LogFileReader.scan(fd, from: offset, limit: limit, direct: readsPastSize)
         var read = LogRead(stop: scan.stop, bytesRead: scan.end - offset, end: scan.end)
         var foreign = 0
         for entry in scan.entries {
@@ -356,6 +379,8 @@ struct PollMemory {
     }
 
     var logs: [String: FileStamp] = [:]
+    /// Where each log read to its end stopped, which may be past the size its `stat` gave.
+    var ends: [String: Int64] = [:]
     /// When each log unchanged since it was read was last opened to refresh the mount's cached `stat`.
     var confirmed: [String: ContinuousClock.Instant] = [:]
     var accounts: [String: Listing] = [:]
