@@ -70,7 +70,7 @@ final class LogStorage: RecordStorage {
         // sshfs answers `stat` from a cache it refreshes when the file is opened; GlusterFS's client
         // gave no fresher size after an open (tried), so there an open would only cost a round trip.
         opensUnchangedLogs = filesystem.kind == .sshfs
-        asksServer = filesystem.kind.isNetwork
+        asksServer = filesystem.kind == .glusterfs
         readsPastSize = filesystem.kind == .glusterfs
         ownDirectory = DirectoryHandleBox(own)
         self.logs = DirectoryHandleBox(logs)
@@ -295,10 +295,10 @@ final class LogStorage: RecordStorage {
 
     /// A poll's `stat` of a log or an account folder.
     ///
-    /// On a network filesystem it asks the server (statx's `AT_STATX_FORCE_SYNC`) rather than the mount's
-    /// attribute cache: GlusterFS's FUSE client answers from a cache kept 1 s, so a log's new size showed up
-    /// to a second late, and with it every message. A FUSE daemon that caches on its own side (sshfs)
-    /// still answers from its cache; there `opensUnchangedLogs` helps.
+    /// On GlusterFS it asks past the kernel's attribute cache (statx's `AT_STATX_FORCE_SYNC`), which keeps a
+    /// log's size and a folder's times 1 s; the glusterfs daemon may still answer from a cache of its own,
+    /// which `hasMore` gets past. Elsewhere a plain `stat`: sshfs answers from its own cache anyway (there
+    /// `opensUnchangedLogs` helps), and smbnetfs is slow to ask.
     private func status(_ name: String, in directory: DirectoryHandle) throws -> stat? {
         asksServer ? try directory.freshStatus(name) : try directory.status(name)
     }
