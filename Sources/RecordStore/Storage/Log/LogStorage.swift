@@ -328,12 +328,19 @@ final class LogStorage: RecordStorage {
     /// Reads one log from where the cache last stopped in it, and keeps its entries.
     private func readLog(_ candidate: Candidate, into replay: LogReplay, limit: Int, touched: inout Touched) throws -> LogRead {
         let name = LogDirectory.fileName(for: candidate.client)
-        guard let fd = try? candidate.directory.handle.openRegularFile(name, direct: readsPastSize) else { return LogRead(stop: .unreadable("cannot open")) }
+        // A mount that refuses O_DIRECT is read through its page cache, as anywhere else.
+        var direct = readsPastSize
+        var opened = direct ? try? candidate.directory.handle.openRegularFile(name, direct: true) : nil
+        if opened == nil {
+            direct = false
+            opened = try? candidate.directory.handle.openRegularFile(name)
+        }
+        guard let fd = opened else { return LogRead(stop: .unreadable("cannot open")) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return LogRead(stop: .unreadable("cannot stat")) }
         if ownersAreMeaningful, info.st_uid != candidate.uid { return LogRead(stop: .bad("owned by someone else")) }
-        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd, direct: readsPastSize),
+        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd, direct: direct),
               header.account == candidate.account, header.client == candidate.client else {
             return LogRead(stop: .bad("its header is not this log's"))
         }
@@ -345,7 +352,7 @@ final class LogStorage: RecordStorage {
             offset = stored
         }
         // A log replaced by its compacted copy is read again from its start; the history drops what it has seen.
-        let scan = LogFileReader.scan(fd, from: offset, limit: limit, direct: readsPastSize)
+        let scan = LogFileReader.scan(fd, from: offset, limit: limit, direct: direct)
         var read = LogRead(stop: scan.stop, bytesRead: scan.end - offset, end: scan.end)
         var foreign = 0
         for entry in scan.entries {
