@@ -13,6 +13,10 @@ public final class BotRunner {
         public var json = false
         public var drainTimeout = 10.0
         public var input: Int32 = STDIN_FILENO
+        /// Seconds without input before the bot says it is away; `nil` never.
+        public var autoAway: TimeInterval?
+        /// `--notify-command`: run for a mention of the bot's handle or a direct message to it.
+        public var notifyCommand: String?
         public init() {}
     }
 
@@ -31,11 +35,15 @@ public final class BotRunner {
     /// The channels this bot joined in this run; it prints messages from these only, so that
     /// two bots of one user piped together do not echo each other's channels forever.
     private var joined = Set<ChannelID>()
+    /// The presence last printed per account, so that a heartbeat that changes nothing prints nothing.
+    private var presenceShown: [UserID: PresenceBeacon.Write] = [:]
+    private let hook: NotifyHook?
 
     public init(client: ChatClient, options: Options) {
         self.session = ChatSession(client: client)
         self.options = options
         self.output = EventFormatter(json: options.json, color: !options.json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
+        self.hook = options.notifyCommand.map { NotifyHook(program: $0) }
     }
 
     /// Runs until end of input or `/quit`.
@@ -47,6 +55,8 @@ public final class BotRunner {
         ChatClient.withoutWaitingForLocks { _ = try? client.engine.fetchOnce() }
         client.start()
         defer { client.stop() }
+        session.startPresence(autoAwayAfter: options.autoAway)
+        defer { session.stopPresence() }
         for channel in options.join {
             handle(.join(channel: channel))
         }
@@ -55,6 +65,11 @@ public final class BotRunner {
         var reader = InputReader(descriptor: options.input)
         var quitting = false
         loop.watch(client.eventDescriptor) { [self] _ in drainEvents() }
+        // Heartbeats, going idle and reaping hooks: a few seconds' precision is plenty, and costs less idle CPU than one a second.
+        _ = loop.schedule(after: .seconds(5), repeating: .seconds(5)) { [self] in
+            session.tickPresence()
+            hook?.processes.reap()
+        }
         // `unowned loop`: the loop keeps this handler, which must not keep the loop in turn.
         loop.watch(options.input) { [self, unowned loop] _ in
             guard let pieces = reader.read() else { return }
@@ -99,6 +114,7 @@ public final class BotRunner {
             return .next
         case .line(let bytes):
             if bytes.isEmpty { return .next }
+            session.noteActivity()
             do {
                 let command = options.json ? try BotInput.json(bytes) : try BotInput.plain(bytes)
                 if case .quit = command { return .quit }
@@ -163,12 +179,27 @@ public final class BotRunner {
                 say(output.event("channel_deleted", ["channel": name, "text": "#\(name) was deleted"]))
             }
         case .notification(let notification):
+            if Mentions.contains(notification.text, handle: session.client.handle) {
+                hook?.run(sender: output.label(handle: notification.handle, user: notification.user),
+                          channel: "#" + (notification.channel ?? ""), text: notification.text)
+            }
             // Plain output already has the message when this run joined its channel; JSON gives every notification.
             let shown = notification.channel.flatMap { try? ChannelName($0).id }.map(joined.contains) ?? false
             output.learn(notification)
             if options.json || !shown { say(output.notification(notification)) }
         case .directMessage(let message) where !session.client.queuedHere(message.id):
             say(output.directMessage(message))
+            if message.from != session.client.user {
+                hook?.run(sender: output.label(handle: message.handle, user: message.from.rawValue), channel: "dm", text: message.text)
+            }
+        case .presence(let presence) where presence.user != session.client.user:
+            let now = Date()
+            let shown = PresenceBeacon.Write(state: presence.state(at: now), reason: presence.state(at: now) == .away ? presence.reason : "")
+            guard presenceShown.updateValue(shown, forKey: presence.user) != shown else { return }
+            say(output.presence(presence, at: now))
+        case .typing(let notice) where joined.contains(notice.channel) && notice.user != session.client.user && notice.isCurrent(at: Date()):
+            // Ephemeral and frequent: JSON only, for bots that want it; a plain pipeline would only be cluttered.
+            if options.json { say(output.typing(notice)) }
         case .sendFailed(let id, let reason):
             report("Could not send \(id.rawValue): \(reason) It stays in the outbox, with its text, until it is retried or discarded.")
         default:
@@ -195,7 +226,7 @@ public final class BotRunner {
         case .members(let name, let members):
             output.learn(members)
             if options.json {
-                say(output.event("members", ["channel": name.display, "members": members.map { ["handle": $0.handle, "user": $0.user.rawValue] }]))
+                say(output.event("members", ["channel": name.display, "members": members.map(output.memberObject)]))
             } else {
                 say(output.members(members, of: name.display))
             }

@@ -5,8 +5,13 @@ extension ChatScreen {
     /// One event from the chat: new messages, edits, deletions, notifications, status.
     public func handle(_ event: ChatEvent) {
         switch event {
-        case .message(let message), .messageEdited(let message):
+        case .message(let message):
+            handlePresence(event)
             receive(message)
+        case .messageEdited(let message):
+            receive(message)
+        case .presence, .typing:
+            handlePresence(event)
         case .messageDeleted(let id):
             state.messages.removeAll { $0.id == id.rawValue }
         case .channelChanged(let channel):
@@ -43,6 +48,7 @@ extension ChatScreen {
             guard message.from != client.user else { return }
             let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
             notice("direct message from \(message.verified ? "" : "?")<\(sender)>: \(message.text)  [\(message.shortID)]")
+            runHook(sender: message.handle, user: message.from.rawValue, channel: "dm", text: message.text)
             state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
         }
     }
@@ -79,6 +85,7 @@ extension ChatScreen {
         if !mine, mentionsMe(TextPrefix(message.text, limit: TextPrefix.messageBytes).shown) {
             if channel.name != session.current { roster.mentions.insert(channel.id) }
             if options.bellOnMention { requests.effects.append(.bell) }
+            runHook(sender: message.handle, user: message.sender?.rawValue ?? "", channel: "#" + channel.name.display, text: message.text)
             if options.desktopNotifications {
                 let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.rawValue ?? "", in: state)
                 requests.effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))
@@ -88,12 +95,7 @@ extension ChatScreen {
     }
 
     /// Whether text mentions my handle as a word (`ada`, `@ada`, `ada:`), ignoring case.
-    func mentionsMe(_ text: String) -> Bool {
-        let handle = client.handle.lowercased()
-        guard !handle.isEmpty else { return false }
-        return text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" && $0 != "-" && $0 != "." })
-            .contains { $0 == handle }
-    }
+    func mentionsMe(_ text: String) -> Bool { Mentions.contains(text, handle: client.handle) }
 
     private func channelDeleted(name: String, id: ChannelID) {
         let wasCurrent = current?.id == id
