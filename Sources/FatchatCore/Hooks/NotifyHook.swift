@@ -26,7 +26,9 @@ public struct NotifyHook: Sendable {
 
     /// The arguments for a notification: `CMD SENDER CHANNEL TEXT`, each inert and bounded.
     public static func arguments(sender: String, channel: String, text: String) -> [String] {
-        func clean(_ value: String, _ limit: Int) -> String { Sanitizer.inert(String(value.prefix(limit))).replacingOccurrences(of: "\n", with: " ") }
+        func clean(_ value: String, _ limit: Int) -> String {
+            String(Sanitizer.inert(String(value.prefix(limit).map { $0.isNewline ? " " : $0 })).prefix(limit))
+        }
         return [clean(sender, maximumName), clean(channel, maximumName), clean(text, maximumText)]
     }
 
