@@ -39,7 +39,10 @@ static inline FILE *fatchat_stdin(void) { return stdin; }
    or click of the first button, 0 anything else (or no event); row and column through the pointers. */
 static inline int fatchat_mouse_on(void) {
     mouseinterval(0);
-    return mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL) != 0;
+    /* Every button event, not only the ones used: given an event outside its mask (a release,
+       a right click), ncurses 6.4 reads on for the next one with a blocking read(), and the
+       client froze until the next key. */
+    return mousemask(ALL_MOUSE_EVENTS, NULL) != 0;
 }
 static inline void fatchat_mouse_off(void) { mousemask(0, NULL); }
 static inline int fatchat_key_mouse(void) { return KEY_MOUSE; }
