@@ -45,7 +45,9 @@ struct RunBenchmarks: ParsableCommand {
         }
         if selected.contains(.idle) {
             progress("idle CPU: \(settings.idleDuration) s")
-            try client.idleCPU(seconds: settings.idleDuration, into: &report)
+            let without = try client.idleCPU(seconds: settings.idleDuration, into: &report)
+            progress("idle CPU with presence on: \(settings.idleDuration) s")
+            try client.idleCPU(seconds: settings.idleDuration, presence: true, without: without, into: &report)
         }
         if selected.contains(.log) {
             progress("log engine: catch-up of \(settings.logMessageCount) messages, post throughput, delivery across two bindfs mounts"
