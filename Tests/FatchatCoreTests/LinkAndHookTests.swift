@@ -47,7 +47,7 @@ struct LinkAndHookTests {
         let hook = NotifyHook(program: script.path)
         let canary = dir.appendingPathComponent("pwned").path
         #expect(hook.run(sender: "bob", channel: "#general", text: "ada: $(touch \(canary)); `touch \(canary)` | x"))
-        let deadline = Date() + 20
+        let deadline = Date() + 120
         while Date() < deadline, !FileManager.default.fileExists(atPath: out.path) { try await Task.sleep(for: .milliseconds(50)) }
         let argv = try String(contentsOf: out, encoding: .utf8)
         #expect(argv == "bob\n#general\nada: $(touch \(canary)); `touch \(canary)` | x\n")
@@ -65,7 +65,7 @@ struct LinkAndHookTests {
         let pid = try processes.start(["/bin/sleep", "600"], limit: 0.5)
         #expect(Date().timeIntervalSince(began) < 2, "start does not wait for the program")
         #expect(kill(pid, 0) == 0)
-        let deadline = Date() + 20
+        let deadline = Date() + 120
         while Date() < deadline, processes.running > 0 {
             processes.reap()
             try await Task.sleep(for: .milliseconds(100))

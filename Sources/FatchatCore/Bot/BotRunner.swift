@@ -37,6 +37,12 @@ public final class BotRunner {
     private var joined = Set<ChannelID>()
     /// The presence last printed per account, so that a heartbeat that changes nothing prints nothing.
     private var presenceShown: [UserID: PresenceBeacon.Write] = [:]
+    /// The members of the channels this bot joined in this run: whose presence it prints.
+    private var neighbours = Set<UserID>() {
+        didSet { for user in neighbours.subtracting(oldValue) { if let known = latestPresence[user] { showPresence(known) } } }
+    }
+    /// Everyone's newest presence, so that one who joins after their presence arrived is shown at once.
+    private var latestPresence: [UserID: Presence] = [:]
     private let hook: NotifyHook?
 
     public init(client: ChatClient, options: Options) {
@@ -133,7 +139,10 @@ public final class BotRunner {
             switch result {
             case .switched(let name, _):
                 joined.insert(name.id)
-                if let members = try? session.client.members(of: name) { output.learn(members) }
+                if let members = try? session.client.members(of: name) {
+                    output.learn(members)
+                    neighbours.formUnion(members.map(\.user))
+                }
             case .left(let name, _): joined.remove(name.id)
             default: break
             }
@@ -192,11 +201,15 @@ public final class BotRunner {
             if message.from != session.client.user {
                 hook?.run(sender: output.label(handle: message.handle, user: message.from.rawValue), channel: "dm", text: message.text)
             }
+        case .membersChanged(let channel) where joined.contains(channel):
+            // A channel's record name is `channel.` and its case-folded name, which finds it as well as the name does.
+            if let name = try? ChannelName(String(channel.rawValue.dropFirst("channel.".count))),
+               let members = try? session.client.members(of: name) {
+                neighbours.formUnion(members.map(\.user))
+            }
         case .presence(let presence) where presence.user != session.client.user:
-            let now = Date()
-            let shown = PresenceBeacon.Write(state: presence.state(at: now), reason: presence.state(at: now) == .away ? presence.reason : "")
-            guard presenceShown.updateValue(shown, forKey: presence.user) != shown else { return }
-            say(output.presence(presence, at: now))
+            latestPresence[presence.user] = presence
+            showPresence(presence)
         case .typing(let notice) where joined.contains(notice.channel) && notice.user != session.client.user && notice.isCurrent(at: Date()):
             // Ephemeral and frequent: JSON only, for bots that want it; a plain pipeline would only be cluttered.
             if options.json { say(output.typing(notice)) }
@@ -205,6 +218,16 @@ public final class BotRunner {
         default:
             break
         }
+    }
+
+    /// Prints someone's presence if they share a joined channel and it says something new.
+    private func showPresence(_ presence: Presence) {
+        guard neighbours.contains(presence.user) else { return }
+        let now = Date()
+        let state = presence.state(at: now)
+        let shown = PresenceBeacon.Write(state: state, reason: state == .away ? presence.reason : "")
+        guard presenceShown.updateValue(shown, forKey: presence.user) != shown else { return }
+        say(output.presence(presence, at: now))
     }
 
     private func show(_ result: CommandResult) {

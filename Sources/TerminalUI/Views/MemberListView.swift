@@ -18,13 +18,13 @@ enum MemberListView {
         }
     }
 
-    /// The mark before a member: `●` online, `◐` away, `○` offline, a space when unknown.
+    /// The mark before a member: `●` online, `◐` away, `○` offline; none when unknown (an account that never wrote one).
     static func mark(_ presence: PresenceState?) -> String {
         switch presence {
         case .online: "● "
         case .away: "◐ "
         case .offline: "○ "
-        case nil: "  "
+        case nil: ""
         }
     }
 }
