@@ -45,7 +45,9 @@ struct RunBenchmarks: ParsableCommand {
         }
         if selected.contains(.idle) {
             progress("idle CPU: \(settings.idleDuration) s")
-            try client.idleCPU(seconds: settings.idleDuration, into: &report)
+            let without = try client.idleCPU(seconds: settings.idleDuration, into: &report)
+            progress("idle CPU with presence on: \(settings.idleDuration) s")
+            try client.idleCPU(seconds: settings.idleDuration, presence: true, without: without, into: &report)
         }
         if selected.contains(.log) {
             let parts = try settings.selectedLogParts

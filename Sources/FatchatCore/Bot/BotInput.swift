@@ -33,6 +33,10 @@ public enum BotInput {
         "discard": ([], []),
         "help": ([], ["topic"]),
         "quit": ([], []),
+        "away": ([], ["reason"]),
+        "back": ([], []),
+        "typing": ([], ["channel"]),
+        "open": ([], ["n"]),
     ]
 
     /// One line of plain input: a slash command, or a message to the current channel.
@@ -106,6 +110,14 @@ public enum BotInput {
         case "retry": return .retry
         case "discard": return .discard
         case "help": return .help(topic: fields["topic"])
+        case "away": return .away(reason: fields["reason"].flatMap { $0.isEmpty ? nil : $0 })
+        case "back": return .back
+        case "typing": return .typing(channel: fields["channel"])
+        case "open":
+            guard let index = Int(fields["n"] ?? "1"), (1...1000).contains(index) else {
+                throw CommandError("\"open\" takes optional \"n\", a number from 1 to 1000 as a string.")
+            }
+            return .open(index: index)
         default: return .quit
         }
     }

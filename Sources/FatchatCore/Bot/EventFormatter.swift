@@ -137,10 +137,42 @@ public struct EventFormatter: Sendable {
         Sanitizer.inert(line)
     }
 
-    /// A channel's members for plain output: `#channel: ada bob (eve)`, each labelled as in messages.
-    public func members(_ members: [Member], of channel: String) -> String {
-        let labels = members.map { label(handle: $0.handle, user: $0.user.rawValue) }
-        return "#\(Sanitizer.inert(channel)): " + labels.joined(separator: " ")
+    /// A channel's members for plain output: `#channel: ada [online] bob (eve) [away: lunch]`,
+    /// each labelled as in messages, with their presence when it is known.
+    public func members(_ members: [Member], of channel: String, now: Date = Date()) -> String {
+        let labels = members.map { member in
+            label(handle: member.handle, user: member.user.rawValue) + (member.presence.map { " [\($0.describe(at: now))]" } ?? "")
+        }
+        return "#\(Sanitizer.inert(channel)): " + Sanitizer.inert(labels.joined(separator: " "))
+    }
+
+    /// One member in JSON: `handle`, `user`, and when known `presence` (`online`, `away`, `offline`),
+    /// `reason` (when away) and `last_seen`.
+    public func memberObject(_ member: Member) -> [String: Any] {
+        var object: [String: Any] = ["handle": member.handle, "user": member.user.rawValue]
+        if let presence = member.presence {
+            let state = presence.state(at: Date())
+            object["presence"] = state.rawValue
+            if state == .away { object["reason"] = presence.reason }
+            if presence.seen != .distantPast { object["last_seen"] = Self.rfc3339(presence.seen) }
+        }
+        return object
+    }
+
+    /// `-- ada (bob) is away: lunch`, or `{"type":"presence","from":…,"user":…,"state":"away","reason":"lunch","seen":…}`.
+    public func presence(_ presence: Presence, at now: Date = Date()) -> String {
+        let state = presence.state(at: now)
+        var fields: [String: Any] = ["from": presence.handle, "user": presence.user.rawValue, "state": state.rawValue,
+                                     "seen": Self.rfc3339(presence.seen),
+                                     "text": "\(label(handle: presence.handle, user: presence.user.rawValue)) is \(presence.describe(at: now))"]
+        if state == .away { fields["reason"] = presence.reason }
+        return event("presence", fields)
+    }
+
+    /// `{"type":"typing","channel":…,"from":…,"user":…,"at":…}`; plain: `-- ada is typing in #general`.
+    public func typing(_ notice: TypingNotice) -> String {
+        event("typing", ["channel": notice.channelName, "from": notice.handle, "user": notice.user.rawValue, "at": Self.rfc3339(notice.at),
+                         "text": "\(label(handle: notice.handle, user: notice.user.rawValue)) is typing in #\(notice.channelName)"])
     }
 
     /// An error, for stderr in plain mode or stdout in `--json` mode.

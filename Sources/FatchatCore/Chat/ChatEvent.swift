@@ -39,6 +39,10 @@ public enum ChatEvent: Sendable {
     case keyChanged(String)
     /// A direct message to or from me, opened.
     case directMessage(DirectMessage)
+    /// Someone's presence was written: online, away, offline (mine included).
+    case presence(Presence)
+    /// Someone is typing in a channel (me included, from another terminal): ephemeral, never a message.
+    case typing(TypingNotice)
 }
 
 extension ChatEvent {
@@ -46,7 +50,9 @@ extension ChatEvent {
     /// `reading` makes a message of a record, checking its signature; by default a record's signature is not looked at.
     /// `opening` opens a direct message to or from me; by default none is opened.
     static func from(_ event: SyncEvent, reading: (Record) -> Message? = Message.init,
-                     opening: (Record) -> DirectMessage? = { _ in nil }) -> [ChatEvent] {
+                     opening: (Record) -> DirectMessage? = { _ in nil },
+                     presence: (Record) -> Presence? = Presence.init,
+                     typing: (Record) -> TypingNotice? = TypingNotice.init) -> [ChatEvent] {
         switch event {
         case .recordsChanged(let records):
             return records.compactMap { record in
@@ -57,6 +63,10 @@ extension ChatEvent {
                     return Channel(record).map(ChatEvent.channelChanged)
                 case ChatSchema.directMessageType:
                     return opening(record).map(ChatEvent.directMessage)
+                case Presence.recordType:
+                    return presence(record).map(ChatEvent.presence)
+                case TypingNotice.recordType:
+                    return typing(record).map(ChatEvent.typing)
                 case ChatSchema.membershipType:
                     return record["channel"]?.referenceValue.map { .membersChanged(channel: ChannelID($0.recordID)) }
                 case ChatSchema.reactionType:

@@ -163,6 +163,8 @@ public struct Member: Hashable, Sendable {
     public var user: UserID
     public var handle: String
     public var joined: Date
+    /// Their presence, where the caller asked for it (`/who`); `nil` when unknown.
+    public var presence: Presence?
 
     init?(_ record: Record) {
         guard record.recordType == ChatSchema.membershipType, let user = record["user"]?.stringValue else { return nil }

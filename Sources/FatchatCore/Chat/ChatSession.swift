@@ -42,6 +42,13 @@ public final class ChatSession {
     }
     /// The account plain lines go to as direct messages (the full-screen client's `@user`), instead of a channel.
     public private(set) var conversation: UserID?
+    /// What this front end says of my presence; `nil` until ``startPresence(autoAwayAfter:now:)``.
+    public private(set) var beacon: PresenceBeacon?
+    private var typing = TypingThrottle()
+    /// The browsers `/open` started, reaped by ``tickPresence(now:)``.
+    public let helpers = DetachedProcesses()
+    /// The environment `/open` reads `$BROWSER` from.
+    public var environment = ProcessInfo.processInfo.environment
 
     public init(client: ChatClient, current: ChannelName? = nil) {
         self.client = client
@@ -99,7 +106,10 @@ public final class ChatSession {
             return .info("You are now known as \(handle).")
         case .who(let raw):
             let name = try target(raw)
-            return .members(name, try client.members(of: name))
+            var members = try client.members(of: name)
+            let presence = (try? client.presence(of: members.map(\.user))) ?? [:]
+            for index in members.indices { members[index].presence = presence[members[index].user] }
+            return .members(name, members)
         case .channels:
             return .channels(try client.channels())
         case .attach(let path, let channel):
@@ -161,7 +171,88 @@ public final class ChatSession {
             return .help(try Help.text(for: topic))
         case .quit:
             return .quit
+        case .away(let reason):
+            if reason == nil, beacon?.isAwayByChoice == true { return try run(.back) }
+            let write = beacon(orNew: { $0.away(reason ?? "") })
+            return .info(write.reason.isEmpty ? "You are away." : "You are away: \(write.reason)")
+        case .back:
+            _ = beacon(orNew: { $0.back() })
+            return .info("You are back.")
+        case .typing(let raw):
+            client.announceTyping(in: try target(raw))
+            return .done
+        case .open(let index):
+            let link = try recentLink(index)
+            let browser = Links.browser(environment: environment)
+            do {
+                try helpers.start([browser, link])
+            } catch {
+                throw CommandError(error.description + " Set $BROWSER to the program that opens links.")
+            }
+            return .info("Opening \(link) with \(browser)")
         }
+    }
+
+    // MARK: Presence and typing
+
+    /// Says I am online, and from now on keeps saying what ``tickPresence(now:)`` finds;
+    /// `autoAwayAfter` seconds without activity make me away (nil: never).
+    public func startPresence(autoAwayAfter: TimeInterval?, now: Date = Date()) {
+        var made = PresenceBeacon(autoAwayAfter: autoAwayAfter, now: now)
+        publish(made.start(now: now), now: now)
+        beacon = made
+    }
+
+    /// A tick (about once a second): the heartbeat when due, going idle, and reaping finished helpers.
+    public func tickPresence(now: Date = Date()) {
+        helpers.reap(now: now)
+        if let write = beacon?.tick(now: now) { publish(write, now: now) }
+    }
+
+    /// A key or a line: an idle client is back.
+    public func noteActivity(now: Date = Date()) {
+        if let write = beacon?.activity(now: now) { publish(write, now: now) }
+    }
+
+    /// A key that edits a message (not a command) in the current channel: says I am typing, at most every few seconds.
+    public func noteTyping(now: Date = Date()) {
+        guard let current, typing.shouldAnnounce(in: current, now: now) else { return }
+        client.announceTyping(in: current, at: now)
+    }
+
+    /// A line was sent: the next key is a new bout of typing.
+    public func noteSent() { typing.reset() }
+
+    /// Says I am offline (last seen now), waiting at most `timeout` seconds for it to be written.
+    public func stopPresence(timeout: Double = 1, now: Date = Date()) {
+        guard beacon != nil else { return }
+        beacon = nil
+        client.publishPresence(.offline, at: now)
+        client.flushEphemeral(timeout: timeout)
+    }
+
+    private func beacon(orNew change: (inout PresenceBeacon) -> PresenceBeacon.Write) -> PresenceBeacon.Write {
+        var changed = beacon ?? PresenceBeacon(autoAwayAfter: nil)
+        let write = change(&changed)
+        beacon = changed
+        publish(write, now: Date())
+        return write
+    }
+
+    private func publish(_ write: PresenceBeacon.Write, now: Date) {
+        client.publishPresence(write.state, reason: write.reason, at: now)
+    }
+
+    /// The `index`th newest link in the current channel's newest messages (1 is the newest).
+    private func recentLink(_ index: Int) throws -> String {
+        let name = try target(nil)
+        let page = try client.messages(in: name, limit: 200)
+        let links = page.messages.reversed().flatMap { Links.find(in: $0.text).reversed() }
+        guard index <= links.count else {
+            throw CommandError(links.isEmpty ? "No link in the newest messages of \(name)." :
+                               "\(name) has \(links.count) link\(links.count == 1 ? "" : "s") in its newest messages; /open 1 is the newest.")
+        }
+        return try Links.check(links[index - 1])
     }
 
     /// The named channel, else the current one, else a clear error.

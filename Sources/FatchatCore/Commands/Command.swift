@@ -38,6 +38,14 @@ public enum Command: Equatable, Sendable {
     case discard
     case help(topic: String?)
     case quit
+    /// Say I am away, with a reason; `nil` (`/away` alone) toggles: back when away by choice, else away.
+    case away(reason: String?)
+    /// Say I am back.
+    case back
+    /// Say I am typing in a channel (the current one when nil); never a message.
+    case typing(channel: String?)
+    /// Open the Nth most recent link of the current channel (1 is the newest).
+    case open(index: Int)
 }
 
 /// What `/highlight` does.

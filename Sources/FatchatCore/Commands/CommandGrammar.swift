@@ -34,6 +34,10 @@ public enum CommandGrammar {
         Entry(name: "highlight", usage: "/highlight add|del|list [WORD]", summary: "words that alert you as your handle does"),
         Entry(name: "msg", usage: "/msg USER TEXT…", summary: "send a direct message only USER can read"),
         Entry(name: "query", usage: "/query USER", summary: "open your direct conversation with USER (@USER); the bot lists the newest 50"),
+        Entry(name: "away", usage: "/away [REASON…]", summary: "say you are away; /away alone toggles back"),
+        Entry(name: "back", usage: "/back", summary: "say you are back"),
+        Entry(name: "open", usage: "/open [N]", summary: "open the Nth newest link of the channel in $BROWSER (1 by default)"),
+        Entry(name: "typing", usage: "/typing", summary: "say you are typing in the current channel (for bots)"),
         Entry(name: "retry", usage: "/retry", summary: "send again what failed to send (marked failed)"),
         Entry(name: "discard", usage: "/discard", summary: "drop what failed to send"),
         Entry(name: "help", usage: "/help [COMMAND]", summary: "list commands and keys"),
@@ -103,6 +107,13 @@ public enum CommandGrammar {
             guard words.count >= 2, let user = words.first else { throw usage() }
             return .directMessage(to: user, text: String(rest.dropFirst(user.count).drop { $0.isWhitespace }))
         case "query": return .query(with: try exactly(1)[0])
+        case "away": return .away(reason: text.isEmpty ? nil : text)
+        case "back": _ = try exactly(0); return .back
+        case "typing": _ = try exactly(0); return .typing(channel: nil)
+        case "open":
+            guard let raw = try atMost(1) else { return .open(index: 1) }
+            guard let index = Int(raw), (1...1000).contains(index) else { throw usage() }
+            return .open(index: index)
         case "retry": _ = try exactly(0); return .retry
         case "discard": _ = try exactly(0); return .discard
         case "help", "?": return .help(topic: try atMost(1).map { $0.hasPrefix("/") ? String($0.dropFirst()) : $0 })

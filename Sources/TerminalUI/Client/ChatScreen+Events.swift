@@ -5,8 +5,13 @@ extension ChatScreen {
     /// One event from the chat: new messages, edits, deletions, notifications, status.
     public func handle(_ event: ChatEvent) {
         switch event {
-        case .message(let message), .messageEdited(let message):
+        case .message(let message):
+            handlePresence(event)
             receive(message)
+        case .messageEdited(let message):
+            receive(message)
+        case .presence, .typing:
+            handlePresence(event)
         case .messageDeleted(let id):
             state.messages.removeAll { $0.id == id.rawValue }
             parentChanged(id, to: nil)
@@ -91,6 +96,7 @@ extension ChatScreen {
             state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
         }
         if !mine {
+            runHook(sender: message.handle, user: message.from.rawValue, channel: "dm", text: message.text)
             if options.bellOnMention { requests.effects.append(.bell) }
             if options.desktopNotifications {
                 let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
@@ -113,6 +119,7 @@ extension ChatScreen {
         if !mine, mentionsMe(TextPrefix(message.text, limit: TextPrefix.messageBytes).shown) {
             if channel.name != session.current { roster.mentions.insert(channel.id) }
             if options.bellOnMention { requests.effects.append(.bell) }
+            runHook(sender: message.handle, user: message.sender?.rawValue ?? "", channel: "#" + channel.name.display, text: message.text)
             if options.desktopNotifications {
                 let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.rawValue ?? "", in: state)
                 requests.effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))

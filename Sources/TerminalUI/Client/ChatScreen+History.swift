@@ -148,10 +148,14 @@ extension ChatScreen {
 
     /// PgUp and PgDn: a page of lines, loading more history at either end as needed.
     func scrollPage(up: Bool) {
-        let page = max(1, ClientRenderer.messageRows(width: width, height: height, showsMemberList: state.showsMemberList,
-                                                     inputRows: state.inputRows) - 1)
+        scroll(up: up, lines: max(1, ClientRenderer.messageRows(width: width, height: height, showsMemberList: state.showsMemberList,
+                                                                inputRows: state.inputRows) - 1))
+    }
+
+    /// Scrolls by `lines` rows (the mouse wheel: a few at a time), loading pages as the view nears either end.
+    func scroll(up: Bool, lines: Int) {
         loadOlderIfNeeded()
-        state.scroll = ClientRenderer.scroll(state, by: up ? page : -page, width: width, height: height, options: renderOptions)
+        state.scroll = ClientRenderer.scroll(state, by: up ? lines : -lines, width: width, height: height, options: renderOptions)
         if up { loadOlderIfNeeded() } else { loadNewerIfNeeded() }
         if state.scroll == .bottom, window.atNewest { state.hasNewMessagesBelow = false }
     }

@@ -8,12 +8,18 @@ extension ChatScreen {
             if case .key(let key) = event, [.escape, .function(1), .character("q"), .enter].contains(key) { state.showsHelp = false }
             return
         }
-        if case .key(let key) = event, handleClientKey(key) { return }
+        if case .mouse(let mouse) = event { handleMouse(mouse); return }
+        if case .key(let key) = event, handleClientKey(key) { noteKey(editing: false); return }
         switch editor.handle(event, candidates: completionCandidates()) {
         case .submit(let line):
+            noteKey(editing: false)
+            session.noteSent()
             submit(line)
-        case .edited, .ignored:
-            break
+            showPresence()
+        case .edited:
+            noteKey(editing: true)
+        case .ignored:
+            noteKey(editing: false)
         }
         state.inputRows = editor.rowCount
     }
@@ -57,6 +63,31 @@ extension ChatScreen {
             return false
         }
         return true
+    }
+
+    /// Rows one turn of the wheel scrolls.
+    static let wheelLines = 3
+
+    /// The wheel scrolls the messages; a press on a channel in the channel list switches to it.
+    private func handleMouse(_ mouse: MouseEvent) {
+        session.noteActivity()
+        switch mouse.action {
+        case .wheelUp: scroll(up: true, lines: Self.wheelLines)
+        case .wheelDown: scroll(up: false, lines: Self.wheelLines)
+        case .press:
+            let layout = Layout(width: width, height: height, showsMemberList: state.showsMemberList)
+            guard let list = layout.channelList, (list.row..<list.row + list.height).contains(mouse.row),
+                  (list.column..<list.column + list.width).contains(mouse.column) else { return }
+            let shown = ChannelListView.visible(state.channels, height: list.height)
+            let offset = mouse.row - list.row
+            guard offset < shown.count else { return }
+            let entry = shown[offset]
+            if entry.isDirect, let peer = roster.conversations.first(where: { "@" + $0.rawValue == entry.id }) {
+                select(.conversation(peer))
+            } else if let channel = roster.channels.first(where: { $0.id.rawValue == entry.id }) {
+                select(channel.name)
+            }
+        }
     }
 
     private func completionCandidates() -> CompletionCandidates {
@@ -185,8 +216,11 @@ extension ChatScreen {
         case .channels(let all):
             notice("channels: " + all.map { "#" + $0.name.display }.joined(separator: " "))
         case .members(let name, let members):
-            notice("#\(name.display): " + members.map { ClientRenderer.sender(handle: $0.handle, user: $0.user.rawValue, in: state) }
-                .joined(separator: " "))
+            let now = Date()
+            notice("#\(name.display): " + members.map { member in
+                ClientRenderer.sender(handle: member.handle, user: member.user.rawValue, in: state)
+                    + (member.presence.map { " [\($0.describe(at: now))]" } ?? "")
+            }.joined(separator: " "))
         case .topic(let name, let topic):
             notice("topic of #\(name.display): \(topic.isEmpty ? "(none)" : topic)")
             if let index = roster.channels.firstIndex(where: { $0.name == name }) { roster.channels[index].topic = topic; refreshChannelList() }

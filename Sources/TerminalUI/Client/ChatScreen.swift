@@ -21,6 +21,10 @@ public final class ChatScreen {
         /// past this the oldest half is let go (scrolling up loads it again), so a client left
         /// open in a busy channel stays small and each arriving message stays cheap.
         public var maxLoadedMessages = 1000
+        /// Seconds without a key before I show as away (`--auto-away`); `nil` never.
+        public var autoAwayAfter: TimeInterval? = 600
+        /// `--notify-command`: run for a mention of me or a direct message to me.
+        public var notifyCommand: String?
 
         public init() {}
     }
@@ -45,6 +49,10 @@ public final class ChatScreen {
     var requests = AppRequests()
     /// Numbers the notices, which are not stored and so have no message ID.
     var noticeCounter = 0
+    /// Who is around, and who is typing where.
+    var presence = PresenceBoard()
+    /// The hook for mentions and direct messages, if one was given.
+    let hook: NotifyHook?
     public internal(set) var width: Int
     public internal(set) var height: Int
 
@@ -60,6 +68,7 @@ public final class ChatScreen {
         self.renderOptions = renderOptions
         self.width = width
         self.height = height
+        hook = options.notifyCommand.map { NotifyHook(program: $0) }
         state.myHandle = client.handle
         state.highlightWords = client.highlightWords()
         state.status = StatusInfo(handle: client.handle, syncState: sync.state)
@@ -71,6 +80,12 @@ public final class ChatScreen {
             roster.channels = [try client.existingChannel(general)]
         }
         if let first = roster.channels.first { try open(.channel(first.name)) }
+        session.startPresence(autoAwayAfter: options.autoAwayAfter)
+    }
+
+    /// Says I am offline as the client exits, waiting at most `timeout` seconds for it to be written.
+    public func finish(timeout: Double = 1) {
+        session.stopPresence(timeout: timeout)
     }
 
     /// Counts unread messages in every other channel and conversation, and lists my direct conversations;
@@ -112,6 +127,9 @@ public final class ChatScreen {
         retryLockedChannel()
         describeWait(now: now)
         markCurrentReadIfAtBottom()
+        session.tickPresence(now: now)
+        hook?.processes.reap(now: now)
+        showPresence(now: now)
     }
 
     // MARK: Channels and conversations
@@ -200,7 +218,11 @@ public final class ChatScreen {
             return
         }
         guard let name = session.current, let members = try? client.members(of: name) else { return }
+        if let found = try? client.presence(of: members.map(\.user)) {
+            for presence in found.values { self.presence.note(presence) }
+        }
         state.members = members.map { MemberItem(handle: $0.handle, userID: $0.user.rawValue) }
+        showPresence()
         refreshChannelList()
     }
 

@@ -34,6 +34,9 @@ public struct KeyDecoder: Sendable {
             return events
         case .character(let value):
             return decodeCharacter(value)
+        case .mouse(let event):
+            if paste != nil { return [] }
+            return flushPending() + [.mouse(event)]
         }
     }
 

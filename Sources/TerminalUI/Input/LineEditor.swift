@@ -45,6 +45,8 @@ public struct LineEditor: Sendable, Equatable {
         case .key(let key):
             if key != .tab { completion = nil }
             return handle(key, candidates: candidates)
+        case .mouse:
+            return .ignored
         }
     }
 

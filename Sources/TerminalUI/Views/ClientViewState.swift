@@ -191,11 +191,14 @@ public struct MemberItem: Sendable, Equatable {
     public var handle: String
     /// The member's user id, for the handle colour.
     public var userID: String
+    /// Online, away or offline, when known.
+    public var presence: PresenceState?
 
     /// Creates a member entry.
-    public init(handle: String, userID: String) {
+    public init(handle: String, userID: String, presence: PresenceState? = nil) {
         self.handle = handle
         self.userID = userID
+        self.presence = presence
     }
 }
 
@@ -209,6 +212,10 @@ public struct StatusInfo: Sendable, Equatable {
     public var failedCount: Int
     /// The sync state in words, e.g. `online` or `offline: 3 queued`.
     public var syncState: String
+    /// Who is typing in the channel on screen, e.g. `ada is typing…`; empty when nobody is.
+    public var typing = ""
+    /// `away` or `away: lunch` while I am away; empty otherwise.
+    public var away = ""
 
     /// Creates a status.
     public init(handle: String = "", pendingCount: Int = 0, failedCount: Int = 0, syncState: String = "") {
