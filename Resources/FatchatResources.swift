@@ -41,6 +41,8 @@ public enum FatchatResources {
         places.append(executable.appendingPathComponent(bundleName))
         places.append(Bundle.main.bundleURL.appendingPathComponent(bundleName))
         places.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundleName))
+        // Where `scripts/install.sh` puts them: PREFIX/share/fatchat beside PREFIX/bin.
+        places.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("share/fatchat"))
         places.append(URL(fileURLWithPath: "/usr/local/share/fatchat"))
         places.append(URL(fileURLWithPath: "/usr/share/fatchat"))
         return places

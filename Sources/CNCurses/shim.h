@@ -34,6 +34,29 @@ static inline int fatchat_color_pairs(void) { return COLOR_PAIRS; }
 static inline FILE *fatchat_stdout(void) { return stdout; }
 static inline FILE *fatchat_stdin(void) { return stdin; }
 
+/* Mouse: the mask macros are computed, so Swift cannot import them. One call reads the
+   event that KEY_MOUSE announced and says what it was: 1 wheel up, 2 wheel down, 3 a press
+   or click of the first button, 0 anything else (or no event); row and column through the pointers. */
+static inline int fatchat_mouse_on(void) {
+    mouseinterval(0);
+    /* Every button event, not only the ones used: given an event outside its mask (a release,
+       a right click), ncurses 6.4 reads on for the next one with a blocking read(), and the
+       client froze until the next key. */
+    return mousemask(ALL_MOUSE_EVENTS, NULL) != 0;
+}
+static inline void fatchat_mouse_off(void) { mousemask(0, NULL); }
+static inline int fatchat_key_mouse(void) { return KEY_MOUSE; }
+static inline int fatchat_read_mouse(int *row, int *column) {
+    MEVENT event;
+    if (getmouse(&event) != OK) return 0;
+    *row = event.y;
+    *column = event.x;
+    if (event.bstate & BUTTON4_PRESSED) return 1;
+    if (event.bstate & BUTTON5_PRESSED) return 2;
+    if (event.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) return 3;
+    return 0;
+}
+
 /* wcwidth is declared by <wchar.h> only under _XOPEN_SOURCE. */
 extern int wcwidth(wchar_t c);
 static inline int fatchat_wcwidth(unsigned int c) { return wcwidth((wchar_t)c); }

@@ -53,6 +53,10 @@ struct BenchSettings: ParsableArguments {
     var idleSeconds: Double?
     @Option(help: "Messages in the log a new client catches up from, for the log benchmark (default 1000000; smoke 2000).")
     var logMessages: Int?
+    @Option(help: "Repetitions of the log catch-up, whose median is reported (default 3; smoke 1).")
+    var logCatchUpRuns: Int?
+    @Option(help: "Parts of the log benchmark, comma-separated: catch-up, post, bindfs, glusterfs (default: all; smoke leaves out glusterfs).")
+    var logParts: String?
     @Option(help: "Where the JSON results go.")
     var jsonOut = "bench-results.json"
 
@@ -69,6 +73,18 @@ struct BenchSettings: ParsableArguments {
     var frameRunCount: Int { pick(frameRuns, 10, 2) }
     var idleDuration: Double { pick(idleSeconds, 60, 2) }
     var logMessageCount: Int { pick(logMessages, 1_000_000, 2_000) }
+    var logCatchUpRunCount: Int { pick(logCatchUpRuns, 3, 1) }
+    var selectedLogParts: Set<LogBenchmark.Part> {
+        get throws {
+            guard let logParts else { return Set(LogBenchmark.Part.allCases).subtracting(smoke ? [.glusterfs] : []) }
+            return Set(try logParts.split(separator: ",").map { name in
+                guard let part = LogBenchmark.Part(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                    throw ValidationError("Unknown part of the log benchmark '\(name)'; choose from \(LogBenchmark.Part.allCases.map(\.rawValue).joined(separator: ", ")).")
+                }
+                return part
+            })
+        }
+    }
     var receiverCounts: [Int] {
         (receivers ?? (smoke ? "1,2" : "1,8")).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
@@ -91,11 +107,12 @@ struct BenchSettings: ParsableArguments {
 
     func validate() throws {
         guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
-              queryRunCount > 0, depthPages > 1, logMessageCount > 0, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
+              queryRunCount > 0, depthPages > 1, logMessageCount > 0, logCatchUpRunCount > 0, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
               receiverCounts.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("Sizes must be positive (and --depth at least 2).")
         }
         _ = try selected()
+        _ = try selectedLogParts
     }
 
     /// The settings as strings, for the JSON report.
@@ -104,6 +121,7 @@ struct BenchSettings: ParsableArguments {
          "postsPerProcess": "\(postCount)", "postRuns": "\(postRunCount)", "deliveryMessages": "\(deliveryCount)",
          "receivers": receiverCounts.map(String.init).joined(separator: ","), "queryRuns": "\(queryRunCount)",
          "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "logMessages": "\(logMessageCount)",
+         "logCatchUpRuns": "\(logCatchUpRunCount)", "logParts": logParts ?? "all",
          "smoke": "\(smoke)", "container": containerURL.path, "workDir": workURL.path]
     }
 }

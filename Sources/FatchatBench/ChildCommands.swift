@@ -163,11 +163,29 @@ struct IdleClient: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "idle")
     @OptionGroup var store: ChildStore
 
+    @Flag(help: "Run presence as the full-screen client does: online at start, a tick a second, a heartbeat a minute, events drained.")
+    var presence = false
+
     func run() throws {
         let client = try ChatClient(container: try store.open(), handle: "idle")
         client.start()
         defer { client.stop() }
         say("ready")
-        while readLine() != nil {}
+        guard presence else {
+            while readLine() != nil {}
+            return
+        }
+        let session = ChatSession(client: client)
+        session.startPresence(autoAwayAfter: 600)
+        defer { session.stopPresence() }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: client.eventDescriptor, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 2, 1000)
+            if fds[0].revents != 0, read(STDIN_FILENO, &buffer, buffer.count) <= 0 { return }
+            if fds[1].revents != 0 { _ = client.drainEvents() }
+            session.tickPresence()
+        }
     }
 }

@@ -53,8 +53,12 @@ struct ClientBenchmarks {
     }
 
     /// Measures a running client's CPU over `seconds`, beside a `sleep` process measured the same way at the same time.
-    func idleCPU(seconds: Double, into report: inout Report) throws {
-        let client = try Child(["idle", "--container", container.path, "--private-data", work.appendingPathComponent("private-idle").path])
+    /// With `presence`, the client also ticks each second and writes its presence as the full-screen client does;
+    /// its figure is reported beside the one without, measured just before.
+    @discardableResult
+    func idleCPU(seconds: Double, presence: Bool = false, without: Double? = nil, into report: inout Report) throws -> Double {
+        let client = try Child(["idle", "--container", container.path, "--private-data", work.appendingPathComponent("private-idle").path]
+                               + (presence ? ["--presence"] : []))
         let sleeper = try Child(executable: "/bin/sleep", ["\(Int(seconds) + 600)"])
         defer {
             kill(client.pid, SIGTERM)
@@ -87,9 +91,18 @@ struct ClientBenchmarks {
         let clientPercent = (last - clientStart) / elapsed * 100
         let sleepPercent = (sleepEnd - sleepStart) / elapsed * 100
         let tick = 100 / Double(sysconf(Int32(_SC_CLK_TCK))) / elapsed
+        if presence {
+            report.add(Figure(id: "client.idleCPU.presence", label: "idle CPU of a running client with presence on, over \(Int(elapsed)) s",
+                              value: clientPercent, unit: "% of a core", baseline: without ?? sleepPercent,
+                              baselineLabel: without == nil ? "sleep(1)" : "the same client without presence", target: .atMost(0.1, "% of a core"),
+                              distribution: Distribution(clientWindows), runs: windows,
+                              note: "As client.idleCPU, plus a presence beacon (online at start, a tick each second, a heartbeat write a minute) and the chat's events drained; sleep(1) used \(Report.format(sleepPercent)) %."))
+            return clientPercent
+        }
         report.add(Figure(id: "client.idleCPU", label: "idle CPU of a running client over \(Int(elapsed)) s", value: clientPercent, unit: "% of a core",
                           baseline: sleepPercent, baselineLabel: "sleep(1)", target: .atMost(0.1, "% of a core"),
                           distribution: Distribution(clientWindows), runs: windows,
                           note: "ChatClient with its SyncEngine started, on the seeded container, after \(Int(settle)) s to settle; utime+stime from /proc/PID/stat, whose tick is \(Report.format(tick)) % over this period. Window medians are in the distribution."))
+        return clientPercent
     }
 }

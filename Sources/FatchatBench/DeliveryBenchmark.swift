@@ -1,6 +1,7 @@
 import FatchatCore
 import Foundation
 import RecordStore
+import Synchronization
 
 /// From a commit in this process to the `recordsChanged` event in each receiving process.
 ///
@@ -33,14 +34,37 @@ struct DeliveryBenchmark {
                                       target: mode == .local ? .atMost(limit, "ms") : nil,
                                       distribution: measured, runs: latencies.count, note: quantile == "p50" ? note : nil))
                 }
+                if mode == .local, receivers == receiverCounts.first {
+                    try compareWithChatter(receivers: receivers, without: measured, into: &report)
+                }
                 report.add(Figure(id: "delivery.\(where_).\(receivers).lost", label: "deliveries not seen within \(Int(Double(messages) * (mode == .local ? 0.02 : 0.05) * 1.5 + 30)) s, \(where_), \(receivers) receiver(s)",
                                   value: Double(lost), unit: "msgs", target: .atMost(0, "msgs"), runs: 1))
             }
         }
     }
 
-    private func engineLatencies(mode: JournalMode, receivers: Int) throws -> (latencies: [Double], lost: Int, cpuPerMessage: Double) {
-        let directory = work.appendingPathComponent("delivery-\(mode.rawValue)-\(receivers)")
+    /// Typists and heartbeats at work while messages are delivered: 8 accounts' typing notices,
+    /// each every 3 s (the most a client writes), and their presence once a minute each.
+    static let typists = 8
+
+    /// Delivery again with typing and presence records being written the whole time, against the run without, in this run.
+    private func compareWithChatter(receivers: Int, without: Distribution, into report: inout Report) throws {
+        let (latencies, lost, _) = try engineLatencies(mode: .local, receivers: receivers, chatter: true)
+        let with = Distribution(latencies)
+        let note = "\(Self.typists) typists each writing a Typing record every 3 s and a Presence record every 60 s (records of their own, overwritten) during the \(messages) commits; \(lost) deliveries missing. Baseline: the run just before without them."
+        for (quantile, value, base) in [("p50", with.p50, without.p50), ("p99", with.p99, without.p99)] {
+            report.add(Figure(id: "delivery.typing.\(receivers).\(quantile)",
+                              label: "delivery latency with typing and presence active, local, \(receivers) receiver(s), \(quantile)",
+                              value: value, unit: "ms", baseline: base, baselineLabel: "without them",
+                              target: .atMost(quantile == "p50" ? 5 : 25, "ms"), distribution: with, runs: latencies.count,
+                              note: quantile == "p50" ? note : nil))
+        }
+        report.add(Figure(id: "delivery.typing.\(receivers).ratio", label: "delivery p50 with typing and presence ÷ without, same run",
+                          value: without.p50 > 0 ? with.p50 / without.p50 : 0, unit: "×", runs: 1))
+    }
+
+    private func engineLatencies(mode: JournalMode, receivers: Int, chatter: Bool = false) throws -> (latencies: [Double], lost: Int, cpuPerMessage: Double) {
+        let directory = work.appendingPathComponent("delivery-\(mode.rawValue)-\(receivers)\(chatter ? "-chatter" : "")")
         try? FileManager.default.removeItem(at: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
         let containerURL = directory.appendingPathComponent("container")
@@ -55,6 +79,12 @@ struct DeliveryBenchmark {
                       + (mode == .network ? ["--no-inotify"] : []))
         }
         try startTogether(children, timeout: 60)
+        let chatterDone = StopFlag()
+        let chatterThread = chatter ? Self.startChatter(container, until: chatterDone) : nil
+        defer {
+            chatterDone.flag.store(true, ordering: .sequentiallyConsistent)
+            chatterThread?.wait()
+        }
         for _ in 0..<messages {
             // Jitter the pace, so sends do not lock into step with the receivers' poll timers.
             usleep(UInt32(interval * Double.random(in: 0.5...1.5) * 1_000_000))
@@ -64,6 +94,36 @@ struct DeliveryBenchmark {
         let (latencies, lost) = collect(children, timeout: timeout)
         let cpu = children.compactMap { $0.values(for: "cpu").first.flatMap(Double.init) }
         return (latencies, lost, median(cpu) * 1000 / Double(messages))
+    }
+
+    /// A thread that writes the typists' records until `done`, as their clients would.
+    private static func startChatter(_ container: Container, until done: StopFlag) -> DispatchGroup {
+        let group = DispatchGroup()
+        group.enter()
+        let thread = Thread {
+            defer { group.leave() }
+            var next = 0
+            let start = Date()
+            while !done.flag.load(ordering: .sequentiallyConsistent) {
+                usleep(UInt32(3.0 / Double(typists) * Double.random(in: 0.5...1.5) * 1_000_000))
+                let k = next % typists
+                next += 1
+                var typing = RecordStore.Record(recordType: "Typing", recordID: RecordID(recordName: "typing.bench-\(k)"))
+                typing["channel"] = .string("bench-delivery")
+                typing["handle"] = .string("typist\(k)")
+                typing["at"] = .date(Date())
+                var batch = [typing]
+                if next % (typists * 20) < typists || Date().timeIntervalSince(start) < 1 {
+                    var presence = RecordStore.Record(recordType: "Presence", recordID: RecordID(recordName: "presence.bench-\(k)"))
+                    presence["state"] = .string("online")
+                    presence["seen"] = .date(Date())
+                    batch.append(presence)
+                }
+                _ = try? container.publicDatabase.modifyRecords(saving: batch, deleting: [], savePolicy: .allKeys)
+            }
+        }
+        thread.start()
+        return group
     }
 
     private func pipeLatencies(receivers: Int, interval: Double) throws -> [Double] {
@@ -88,4 +148,9 @@ struct DeliveryBenchmark {
         }
         return (latencies, lost)
     }
+}
+
+/// Set once a helper thread should stop; a class, as an atomic cannot be copied into a thread's closure.
+final class StopFlag: Sendable {
+    let flag = Atomic<Bool>(false)
 }

@@ -45,14 +45,17 @@ struct RunBenchmarks: ParsableCommand {
         }
         if selected.contains(.idle) {
             progress("idle CPU: \(settings.idleDuration) s")
-            try client.idleCPU(seconds: settings.idleDuration, into: &report)
+            let without = try client.idleCPU(seconds: settings.idleDuration, into: &report)
+            progress("idle CPU with presence on: \(settings.idleDuration) s")
+            try client.idleCPU(seconds: settings.idleDuration, presence: true, without: without, into: &report)
         }
         if selected.contains(.log) {
-            progress("log engine: catch-up of \(settings.logMessageCount) messages, post throughput, delivery across two bindfs mounts"
-                     + (settings.smoke ? "" : " and two GlusterFS mounts"))
-            try LogBenchmark(work: work, catchUpMessages: settings.logMessageCount, processes: settings.processCount,
-                             postsPerProcess: settings.postCount, deliveryMessages: settings.deliveryCount,
-                             measuresGlusterFS: !settings.smoke).run(into: &report)
+            let parts = try settings.selectedLogParts
+            progress("log engine: " + LogBenchmark.Part.allCases.filter(parts.contains).map(\.rawValue).joined(separator: ", ")
+                     + " (catch-up of \(settings.logMessageCount) messages, \(settings.logCatchUpRunCount) runs)")
+            try LogBenchmark(work: work, catchUpMessages: settings.logMessageCount, catchUpRuns: settings.logCatchUpRunCount,
+                             processes: settings.processCount, postsPerProcess: settings.postCount, deliveryMessages: settings.deliveryCount,
+                             parts: parts).run(into: &report)
         }
         report.notes.append("Load average at the end (1, 5, 15 min): \(MachineDescription.loadAverage()) on \(report.machine.cores) cores.")
         if settings.smoke { report.notes.append("Smoke run: tiny sizes, for CI only; these figures say nothing about performance.") }

@@ -71,6 +71,7 @@ struct Seeder {
         }
 
         var generator = TextGenerator()
+        let bar = ProgressBar()
         let started = Clock.monotonic()
         var batch: [RecordStore.Record] = []
         batch.reserveCapacity(RecordDatabase.maximumBatchSize)
@@ -80,11 +81,10 @@ struct Seeder {
             if batch.count == RecordDatabase.maximumBatchSize || i == messages - 1 {
                 try Self.check(try database.modifyRecords(saving: batch, deleting: []))
                 batch.removeAll(keepingCapacity: true)
-                if (i + 1) % 50_000 < RecordDatabase.maximumBatchSize, i + 1 >= 50_000 {
-                    FileHandle.standardError.write(Data("  seeded \(i + 1) of \(messages)\n".utf8))
-                }
+                bar.update(Double(i + 1) / Double(messages), "seeded \(i + 1) of \(messages) messages")
             }
         }
+        bar.end()
         let seconds = Double(Clock.monotonic() - started) / 1e9
         let backdate = try Clock.measure { try backdateMessages() }
         let info = SeedInfo(messages: messages, channels: channels, membersPerChannel: Self.membersPerChannel,

@@ -9,15 +9,19 @@ struct Chat: ReportingCommand {
         abstract: "Open the full-screen client (the default).",
         discussion: "F1 or /help inside the client lists the keys and commands.")
     @OptionGroup var global: GlobalOptions
-    @Flag(help: "Ring the terminal bell when someone mentions your handle.") var bell = false
-    @Flag(help: "Send a desktop-notification escape (OSC 777 and OSC 9) when someone mentions you.") var notify = false
+    @Flag(help: "Ring the terminal bell when someone mentions your handle or sends you a direct message.") var bell = false
+    @Flag(help: "Send a desktop-notification escape (OSC 777 and OSC 9) when someone mentions you or sends you a direct message.") var notify = false
+    @OptionGroup var presence: PresenceOptions
+    @Flag(help: "Leave the mouse to the terminal: no wheel scrolling, no clicks on channels.") var noMouse = false
 
     func execute() throws {
         var options = ChatScreen.Options()
         options.bellOnMention = bell
         options.desktopNotifications = notify
+        options.autoAwayAfter = presence.autoAwaySeconds(default: 10)
+        options.notifyCommand = presence.notifyCommand
         do {
-            try ClientApp.run(client: try global.openClient("tui"), options: options)
+            try ClientApp.run(client: try global.openClient("tui"), options: options, mouse: !noMouse)
         } catch let error as TerminalError {
             throw CommandError(error.description)
         }
@@ -60,7 +64,7 @@ struct Init: ReportingCommand {
 struct Post: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Post a message to a channel, creating the channel if needed.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The channel.") var channel: String
+    @Argument(help: "The channel.", completion: .custom(ChannelCompletion.names)) var channel: String
     @Argument(parsing: .captureForPassthrough, help: "The text; several words are joined with spaces.") var text: [String]
     @Option(help: "Seconds to wait for the message to be sent; then it exits 3 if it is still queued (it goes out next time).") var timeout = 10.0
 
@@ -98,7 +102,7 @@ struct Post: ReportingCommand {
 struct Read: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "Print a channel's latest messages, and with --follow, new ones as they come.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The channel.") var channel: String
+    @Argument(help: "The channel.", completion: .custom(ChannelCompletion.names)) var channel: String
     @Option(help: "How many of the latest messages to print; any number, so a large one exports the whole channel.") var last = 20
     @Flag(help: "Keep printing new messages until interrupted.") var follow = false
     @Flag(help: "One JSON object per line, as the bot prints.") var json = false
@@ -141,7 +145,7 @@ struct Channels: ReportingCommand {
 struct Who: ReportingCommand {
     static let configuration = CommandConfiguration(abstract: "List a channel's members.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The channel.") var channel: String
+    @Argument(help: "The channel.", completion: .custom(ChannelCompletion.names)) var channel: String
     @Flag(help: "One JSON object per line.") var json = false
 
     func execute() throws {
@@ -150,9 +154,13 @@ struct Who: ReportingCommand {
         let members = try client.members(of: try ChannelName(channel))
         // Every member is known first, so a handle that copies another member's shows its account.
         formatter.learn(members)
-        for member in members {
-            print(json ? formatter.event("member", ["handle": member.handle, "user": member.user.rawValue])
-                       : formatter.label(handle: member.handle, user: member.user.rawValue))
+        let presence = (try? client.presence(of: members.map(\.user))) ?? [:]
+        let now = Date()
+        for var member in members {
+            member.presence = presence[member.user]
+            print(json ? formatter.event("member", formatter.memberObject(member))
+                       : formatter.label(handle: member.handle, user: member.user.rawValue)
+                         + Sanitizer.inert(member.presence.map { " [\($0.describe(at: now))]" } ?? ""))
         }
     }
 }
@@ -167,12 +175,15 @@ struct Bot: ReportingCommand {
             exits 0, or 3 if messages are left unsent; they stay queued for next time.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Join this channel at start (repeatable).") var join: [String] = []
+    @Option(help: "Join this channel at start (repeatable).", completion: .custom(ChannelCompletion.names)) var join: [String] = []
     @Flag(help: "JSON lines in and out.") var json = false
     @Option(help: "Seconds to wait for the outbox to empty at end of input.") var drainTimeout = 10.0
+    @OptionGroup var presence: PresenceOptions
 
     func execute() throws {
         var options = BotRunner.Options()
+        options.autoAway = presence.autoAwaySeconds(default: 0)
+        options.notifyCommand = presence.notifyCommand
         options.join = join
         options.json = json
         options.drainTimeout = drainTimeout
@@ -235,3 +246,23 @@ struct Whois: ReportingCommand {
 }
 
 extension StorageEngine: ExpressibleByArgument {}
+
+/// The presence and notification options the client and the bot share.
+struct PresenceOptions: ParsableArguments {
+    @Option(name: .customLong("auto-away"),
+            help: "Show as away after this many minutes without a key (client) or an input line (bot); 0 never. Default: 10 for the client, 0 for the bot.")
+    var autoAway: Double?
+    @Option(help: ArgumentHelp("Run this program (no shell) for a mention of you or a direct message to you, with three arguments: the sender, the channel (#name, or dm) and the text.", valueName: "CMD"))
+    var notifyCommand: String?
+
+    /// `--auto-away` in seconds; `nil` for never.
+    func autoAwaySeconds(default minutes: Double) -> TimeInterval? {
+        let chosen = autoAway ?? minutes
+        return chosen.isFinite && chosen > 0 ? chosen * 60 : nil
+    }
+
+    func validate() throws {
+        if let autoAway, !(autoAway.isFinite && autoAway >= 0) { throw ValidationError("--auto-away takes minutes: 0 or more.") }
+        if let notifyCommand, notifyCommand.isEmpty { throw ValidationError("--notify-command needs a program.") }
+    }
+}

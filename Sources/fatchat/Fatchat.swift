@@ -15,8 +15,20 @@ struct Fatchat: ParsableCommand {
             Exit codes: 0 success; 1 an error (the message says what); 2 doctor found something to fix; 3 the bot ended with \
             messages still queued; 64 bad command-line usage.
             """,
-        subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Profile.self, Whois.self, Doctor.self, Admin.self],
+        version: FatchatVersion.string,
+        subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Profile.self, Whois.self, Doctor.self, Admin.self,
+                      ManualSections.self],
         defaultSubcommand: Chat.self)
+}
+
+/// `fatchat manual-sections`, hidden: the manual page's chat commands and keys, which `scripts/manual.sh` adds
+/// to the page that swift-argument-parser generates from these definitions.
+struct ManualSections: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "manual-sections", shouldDisplay: false)
+
+    func run() {
+        print(Help.manualSections(), terminator: "")
+    }
 }
 
 /// Options every subcommand takes.
@@ -42,7 +54,8 @@ struct GlobalOptions: ParsableArguments {
     /// Any other directory is made by `fatchat init`, once, so that a
     /// container whose descriptor has gone is never silently made anew.
     /// `publicOnFirstUse` leaves the shared file closed until something needs it, so a lock on it holds up nothing before then.
-    func openContainer(create: Bool = true, publicOnFirstUse: Bool = false) throws -> Container {
+    /// `catchUp: false` skips a log container's first reading of the logs, for work that must not take long.
+    func openContainer(create: Bool = true, publicOnFirstUse: Bool = false, catchUp: Bool = true) throws -> Container {
         // Every command opens its container here first, before any row is read, so this is where the process says how its damaged rows are reported.
         DamagedRowLog.word(as: .fatchat)
         let named = container != nil || !(ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"] ?? "").isEmpty
@@ -57,7 +70,7 @@ struct GlobalOptions: ParsableArguments {
         }
         let opened = try Container(url: containerURL, options: options)
         // A log container's first poll may be long; a poll that fails here fails again, and is reported, where the command reads.
-        try? CatchUpBar.catchUp(opened)
+        if catchUp { try? CatchUpBar.catchUp(opened) }
         return opened
     }
 

@@ -20,7 +20,14 @@ extension Admin {
 
         func execute() throws {
             let url = URL(fileURLWithPath: directory)
-            let result = try Container.migrateToLogs(at: url, naming: .fatchat) { Output.note($0) }
+            let bar = ProgressBar()
+            let result = try Container.migrateToLogs(at: url, naming: .fatchat, progress: { note in
+                bar.end()
+                Output.note(note)
+            }, written: { _, done, total in
+                bar.update(Double(done) / Double(max(total, 1)), "wrote \(done) of \(total) records into their creators' logs")
+            })
+            bar.end()
             let total = result.records.values.reduce(0, +)
             Output.line("Migrated \(url.path) to the log engine: \(total) record\(total == 1 ? "" : "s") from \(result.records.count) account\(result.records.count == 1 ? "" : "s").")
             if result.skipped > 0 {

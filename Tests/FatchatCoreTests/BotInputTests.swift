@@ -11,6 +11,17 @@ import Testing
         #expect(try BotInput.json(Array(#"{"cmd":"post","channel":"g","text":"nul \u0000 inside"}"#.utf8)) == .post(channel: "g", text: "nul \u{0} inside"))
     }
 
+    @Test func jsonCommandsForRepliesReactionsActionsAndHighlights() throws {
+        #expect(try BotInput.json(Array(#"{"cmd":"reply","id":"3f9a","text":"yes"}"#.utf8)) == .reply(message: "3f9a", text: "yes"))
+        #expect(try BotInput.json(Array(#"{"cmd":"react","id":"3f9a","emoji":"👍"}"#.utf8)) == .react(message: "3f9a", reaction: "👍"))
+        #expect(try BotInput.json(Array(#"{"cmd":"unreact","id":"3f9a","emoji":"+1"}"#.utf8)) == .unreact(message: "3f9a", reaction: "+1"))
+        #expect(try BotInput.json(Array(#"{"cmd":"reactions","id":"3f9a"}"#.utf8)) == .reactions(message: "3f9a"))
+        #expect(try BotInput.json(Array(#"{"cmd":"me","text":"waves"}"#.utf8)) == .action(channel: nil, text: "waves"))
+        #expect(try BotInput.json(Array(#"{"cmd":"highlight","action":"add","word":"deploy"}"#.utf8)) == .highlight(.add("deploy")))
+        #expect(try BotInput.json(Array(#"{"cmd":"highlight","action":"list"}"#.utf8)) == .highlight(.list))
+        #expect(throws: CommandError.self) { try BotInput.json(Array(#"{"cmd":"highlight","action":"add"}"#.utf8)) }
+    }
+
     @Test(arguments: [
         (#"[1,2]"#, "must be a JSON object"),
         (#""just a string""#, "must be a JSON object"),

@@ -28,7 +28,14 @@ import Testing
         ("/help", .help(topic: nil)),
         ("/help /join", .help(topic: "join")),
         ("/quit", .quit),
-        ("/me waves", .post(channel: nil, text: "* waves")),
+        ("/me waves", .action(channel: nil, text: "waves")),
+        ("/reply 3f9a yes indeed", .reply(message: "3f9a", text: "yes indeed")),
+        ("/react 3f9a 👍", .react(message: "3f9a", reaction: "👍")),
+        ("/unreact last +1", .unreact(message: "last", reaction: "+1")),
+        ("/reactions 3f9a", .reactions(message: "3f9a")),
+        ("/highlight add deploy", .highlight(.add("deploy"))),
+        ("/highlight del deploy", .highlight(.remove("deploy"))),
+        ("/highlight", .highlight(.list)),
     ])
     func parses(line: String, expected: Command) throws {
         #expect(try CommandGrammar.parse(line) == expected)

@@ -4,21 +4,15 @@ import Testing
 
 /// Issue 14's direct messages between real OS users: sealed so that the shared file holds no
 /// plaintext, read by the recipient, neither read nor listed by a third member, deleted by the sender.
-@Suite(.serialized) struct DirectMessageTests {
-    static let alice = "fctrustalice"
-    static let bob = "fctrustbob"
-    static let carol = "fctrustcarol"
-    static let group = "fctrustgroup"
+@Suite(.startsProcesses, .serialized) struct DirectMessageTests {
+    static let alice = "fcdmsgalice"
+    static let bob = "fcdmsgbob"
+    static let carol = "fcdmsgcarol"
+    static let group = "fcdmsggroup"
     static let secret = "the vault code is swordfish-4711"
 
     private func bot(_ user: String, _ container: String, _ lines: [String]) async throws -> WorkerProcess {
-        let input = Pipe()
-        let process = try WorkerProcess("\(user) bot", executable: "fatchat", ["bot", "--json", "--container", container],
-                                        launcher: OSUsers.launcher(for: user), input: input.fileHandleForReading)
-        input.fileHandleForWriting.write(Data(lines.map { $0 + "\n" }.joined().utf8))
-        try input.fileHandleForWriting.close()
-        _ = try await process.finish(timeout: .seconds(120))
-        return process
+        try await GroupContainer.bot(user, container, lines)
     }
 
     /// Every file under `directory`, read whole (the database, its WAL and journals, logs, keys, assets).
@@ -44,7 +38,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: OSUsers.available, "needs root to create the OS users fctrustalice, fctrustbob and fctrustcarol"),
+    @Test(.enabled(if: OSUsers.available, "needs root to create the OS users fcdmsgalice, fcdmsgbob and fcdmsgcarol"),
           arguments: ["sqlite", "log"])
     func aDirectMessageIsReadByItsRecipientOnly(engine: String) async throws {
         let (root, container) = try await GroupContainer.make(users: [Self.alice, Self.bob, Self.carol], group: Self.group,

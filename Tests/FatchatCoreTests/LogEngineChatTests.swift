@@ -58,6 +58,65 @@ struct LogEngineChatTests {
         }
     }
 
+    /// Replies and reactions through bots of two users on a `log` container: each account's
+    /// emoji counts once however often it is sent, a reply names its parent, and no reaction
+    /// is a line of history.
+    @Test func repliesAndReactionsWorkThroughTheLogs() async throws {
+        let (root, container) = try await GroupContainer.make(users: [Self.alice, Self.bob], group: Self.group, arguments: ["--engine", "log"])
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await post("ship it", as: Self.alice, in: container)
+        let first = try await read(as: Self.alice, in: container)
+        let id = try #require(first.first?["id"] as? String, "\(first)")
+
+        let join = #"{"cmd":"join","channel":"general"}"# + "\n"
+        try await bot(as: Self.bob, in: container, join + """
+            {"cmd":"react","id":"\(id)","emoji":"👍"}
+            {"cmd":"react","id":"\(id)","emoji":"👍"}
+            {"cmd":"react","id":"\(id)","emoji":"🎉"}
+            {"cmd":"reply","id":"\(id)","text":"lgtm"}
+
+            """)
+        try await bot(as: Self.alice, in: container, join + #"{"cmd":"react","id":"\#(id)","emoji":"👍"}"# + "\n")
+        let lines = try await bot(as: Self.alice, in: container, join + #"{"cmd":"reactions","id":"\#(id)"}"# + "\n")
+        let reactions = try #require(lines.first { $0["type"] as? String == "reactions" }?["reactions"] as? [[String: Any]], "\(lines)")
+        #expect(reactions.map { $0["emoji"] as? String } == ["👍", "🎉"], "\(reactions)")
+        #expect(reactions.map { $0["count"] as? Int } == [2, 1], "\(reactions)")
+        #expect(Set(reactions.first?["users"] as? [String] ?? []).count == 2, "\(reactions)")
+
+        let history = try await read(as: Self.alice, in: container)
+        #expect(history.map { $0["text"] as? String } == ["ship it", "lgtm"], "\(history)")
+        #expect(history.last?["reply_to"] as? String == id, "\(history)")
+
+        // `^` and `^2` name the newest and second newest messages from someone else, skipping bob's own "lgtm".
+        try await post("second from alice", as: Self.alice, in: container)
+        try await bot(as: Self.bob, in: container, join + """
+            {"cmd":"reply","id":"^","text":"to the newest"}
+            {"cmd":"reply","id":"^2","text":"to the one before"}
+
+            """)
+        let replies = try await read(as: Self.alice, in: container)
+        let second = try #require(replies.first { $0["text"] as? String == "second from alice" }?["id"] as? String, "\(replies)")
+        #expect(replies.first { $0["text"] as? String == "to the newest" }?["reply_to"] as? String == second, "\(replies)")
+        #expect(replies.first { $0["text"] as? String == "to the one before" }?["reply_to"] as? String == id, "\(replies)")
+    }
+
+    /// Runs a `--json` bot as `user` on `input`, and returns its output objects.
+    @discardableResult
+    private func bot(as user: String, in container: String, _ input: String) async throws -> [[String: Any]] {
+        let bot = try WorkerProcess("bot", executable: "fatchat", ["bot", "--container", container, "--json"],
+                                    launcher: OSUsers.launcher(for: user), input: try WorkerProcess.input(input))
+        #expect(try await bot.finish(timeout: .seconds(60)) == .success, "\(user): \(bot.errorText) \(bot.lines)")
+        #expect(!bot.lines.contains { $0.contains(#""type":"error""#) }, "\(bot.lines)")
+        return bot.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    private func read(as user: String, in container: String) async throws -> [[String: Any]] {
+        let read = try WorkerProcess("read", executable: "fatchat", ["read", "--container", container, "general", "--last", "50", "--json"],
+                                     launcher: OSUsers.launcher(for: user))
+        #expect(try await read.finish(timeout: .seconds(60)) == .success, "\(read.errorText)")
+        return read.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
     private func post(_ text: String, as user: String, in container: String) async throws {
         let post = try WorkerProcess("post", executable: "fatchat", ["post", "--container", container, "general", text],
                                      launcher: OSUsers.launcher(for: user))

@@ -55,9 +55,7 @@ struct PostgresChatTests {
     func keysAreRowsAndSignaturesVerify() async throws {
         let (cluster, root) = try Self.serverAndFolder()
         defer { cluster.stop(); try? FileManager.default.removeItem(at: root) }
-        let container = root.appendingPathComponent("chat").path
-        let made = try WorkerProcess("init", executable: "fatchat", ["init", container, "--public", "--postgres", cluster.url])
-        #expect(try await made.finish(timeout: .seconds(60)) == .success, "\(made.errorText)")
+        let container = try await Self.madeContainer(on: cluster, in: root)
         for (user, text) in [(Self.alice, "deploy at noon"), (Self.alice, "lunch is on me"), (Self.bob, "bob here")] {
             try await post(text, as: user, in: container)
         }
@@ -91,6 +89,50 @@ struct PostgresChatTests {
         #expect(verified("bob here") == true, "\(read.lines)")
     }
 
+    @Test("Reactions, replies, typing and presence work through the server, and each such record is its creator's alone")
+    func reactionsTypingAndPresenceOnTheServer() async throws {
+        let (cluster, root) = try Self.serverAndFolder()
+        defer { cluster.stop(); try? FileManager.default.removeItem(at: root) }
+        let container = try await Self.madeContainer(on: cluster, in: root)
+        let (watcher, watcherInput) = try SharedContainerFixture.runningBot(Self.alice, ["--container", container, "--json", "--join", "general"])
+        defer { watcher.killIfRunning() }
+        #expect(await watcher.waitForLines(1, timeout: .seconds(60)), "alice's bot joined: \(watcher.errorText)")
+        let (talker, talkerInput) = try SharedContainerFixture.runningBot(Self.bob, ["--container", container, "--json", "--join", "general"])
+        defer { talker.killIfRunning() }
+        #expect(await talker.waitForLines(1, timeout: .seconds(60)), "bob's bot joined: \(talker.errorText)")
+
+        func send(_ input: Pipe, _ line: String) { input.fileHandleForWriting.write(Data(line.utf8 + [10])) }
+        send(talkerInput, #"{"cmd":"typing"}"#)
+        send(talkerInput, #"{"cmd":"away","reason":"at lunch"}"#)
+        let typing = await SharedContainerFixture.object(in: watcher) { $0["type"] as? String == "typing" }
+        #expect((typing?["user"] as? String)?.hasSuffix("_\(Self.bob)") == true, "\(watcher.lines)")
+        let away = await SharedContainerFixture.object(in: watcher) { $0["type"] as? String == "presence" && $0["state"] as? String == "away" }
+        #expect(away?["reason"] as? String == "at lunch", "\(watcher.lines)")
+
+        send(watcherInput, #"{"cmd":"post","channel":"general","text":"ship it?"}"#)
+        let posted = await SharedContainerFixture.object(in: talker) { $0["type"] as? String == "message" && $0["text"] as? String == "ship it?" }
+        let id = try #require(posted?["id"] as? String, "\(talker.lines)")
+        send(talkerInput, #"{"cmd":"react","id":"\#(id)","emoji":"👍"}"#)
+        send(talkerInput, #"{"cmd":"reply","id":"\#(id)","text":"yes"}"#)
+        let reactions = await SharedContainerFixture.object(in: watcher) { $0["type"] as? String == "reactions" && !(($0["reactions"] as? [Any]) ?? []).isEmpty }
+        let first = (reactions?["reactions"] as? [[String: Any]])?.first
+        #expect(first?["emoji"] as? String == "👍" && first?["count"] as? Int == 1, "\(watcher.lines)")
+        let reply = await SharedContainerFixture.object(in: watcher) { $0["type"] as? String == "message" && $0["text"] as? String == "yes" }
+        #expect(reply != nil, "\(watcher.lines)")
+
+        // The server's rules hold for these records as for messages: alice can neither remove bob's reaction nor rewrite his presence.
+        for type in ["Reaction", "Presence"] {
+            #expect(try cluster.psql("SELECT count(*) FROM fatchat.record WHERE type = '\(type)' AND owner = '\(Self.bob)'") != "0", "bob's \(type)")
+            let deleted = try cluster.psql("WITH done AS (DELETE FROM fatchat.record WHERE type = '\(type)' AND owner = '\(Self.bob)' RETURNING 1) SELECT count(*) FROM done", as: Self.alice)
+            let updated = try cluster.psql("WITH done AS (UPDATE fatchat.record SET tag = 'x' WHERE type = '\(type)' AND owner = '\(Self.bob)' RETURNING 1) SELECT count(*) FROM done", as: Self.alice)
+            #expect(deleted == "0" && updated == "0", "\(type): alice deleted \(deleted), updated \(updated)")
+        }
+        try watcherInput.fileHandleForWriting.close()
+        try talkerInput.fileHandleForWriting.close()
+        _ = try await watcher.finish(timeout: .seconds(60))
+        _ = try await talker.finish(timeout: .seconds(60))
+    }
+
     /// A server with roles for root, alice and bob, and a folder every user can enter for the container.
     private static func serverAndFolder() throws -> (PostgresCluster, URL) {
         try OSUsers.ensure(users: [alice, bob])
@@ -104,6 +146,14 @@ struct PostgresChatTests {
             cluster.stop()
             throw error
         }
+    }
+
+    /// `fatchat init --public --postgres` of a container `chat` in `root`, on `cluster`; its path.
+    static func madeContainer(on cluster: PostgresCluster, in root: URL) async throws -> String {
+        let container = root.appendingPathComponent("chat").path
+        let made = try WorkerProcess("init", executable: "fatchat", ["init", container, "--public", "--postgres", cluster.url])
+        #expect(try await made.finish(timeout: .seconds(60)) == .success, "\(made.errorText)")
+        return container
     }
 
     private func post(_ text: String, as user: String, in container: String) async throws {

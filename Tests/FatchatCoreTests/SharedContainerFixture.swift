@@ -27,4 +27,14 @@ enum SharedContainerFixture {
     static func objects(_ process: WorkerProcess) -> [[String: Any]] {
         process.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
+
+    /// The first JSON object `process` printed that matches, waiting up to `timeout` seconds for it.
+    static func object(in process: WorkerProcess, timeout: Double = 60, _ matches: ([String: Any]) -> Bool) async -> [String: Any]? {
+        let deadline = Date() + timeout
+        while true {
+            if let found = objects(process).first(where: matches) { return found }
+            if Date() > deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
 }

@@ -5,7 +5,7 @@ import Testing
 /// Issue 14's identities and signatures, between real OS users sharing a `sqlite` container:
 /// keys published where only their owner can write, lines forged with `sqlite3` shown as
 /// unverified, and a changed key warned about once.
-@Suite(.serialized) struct SignedRecordTests {
+@Suite(.startsProcesses, .serialized) struct SignedRecordTests {
     static let alice = "fctrustalice"
     static let bob = "fctrustbob"
     static let group = "fctrustgroup"

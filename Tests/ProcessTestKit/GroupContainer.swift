@@ -9,6 +9,15 @@ public enum GroupContainer {
         return try await initialize(named: "fatchat-group", arguments: ["--group", group] + arguments)
     }
 
+    /// Runs `fatchat bot --json` on `container` as the OS user `user`, feeding it `lines` (one JSON command
+    /// each), and waits for it to end.
+    public static func bot(_ user: String, _ container: String, _ lines: [String]) async throws -> WorkerProcess {
+        let process = try WorkerProcess("\(user) bot", executable: "fatchat", ["bot", "--json", "--container", container],
+                                        launcher: OSUsers.launcher(for: user), input: try WorkerProcess.input(lines.map { $0 + "\n" }.joined()))
+        _ = try await process.finish(timeout: .seconds(120))
+        return process
+    }
+
     /// Makes a container for the user running the tests alone (`fatchat init` with no group); remove `root` when done.
     public static func makePrivate() async throws -> (root: URL, container: String) {
         try await initialize(named: "fatchat-private", arguments: [])

@@ -39,9 +39,15 @@ public final class TmuxSession: Sendable {
 
     /// Waits until the screen contains `text`.
     public func waitFor(_ text: String, timeout: Duration = .seconds(20)) async throws -> Bool {
+        try await waitFor(anyOf: [text], timeout: timeout)
+    }
+
+    /// Waits until the screen contains one of `texts`.
+    public func waitFor(anyOf texts: [String], timeout: Duration = .seconds(20)) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if try capture().contains(text) { return true }
+            let screen = try capture()
+            if texts.contains(where: screen.contains) { return true }
             try await Task.sleep(for: .milliseconds(50))
         }
         return false

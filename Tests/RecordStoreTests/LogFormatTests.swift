@@ -15,6 +15,42 @@ struct LogFormatTests {
         ]
     }
 
+    @Test("Direct reads (O_DIRECT) give the bytes asked for at any offset, and whole entries, though the disk takes only aligned reads")
+    func directReads() throws {
+        let directory = try TemporaryDirectory()
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+        try Data(bytes).write(to: directory.path("raw"))
+        let handle = try DirectoryHandle(path: directory.url.path, naming: ContainerNaming())
+        guard let fd = try? handle.openRegularFile("raw", direct: true) else {
+            // tmpfs before Linux 6.6 refuses O_DIRECT; the reader then opens without it.
+            print("skipped: \(directory.url.path) does not take O_DIRECT")
+            return
+        }
+        defer { close(fd) }
+        for offset in [0, 1, 4095, 4096, 4097, 8191, 9999, 10_000, 12_000] {
+            for count in [1, 100, 5000, 20_000] {
+                let read = LogFileReader.read(fd, at: Int64(offset), count: count, direct: true)
+                let expected = offset < bytes.count ? Array(bytes[offset..<min(offset + count, bytes.count)]) : []
+                #expect((try? read.get()) == expected, "offset \(offset), count \(count)")
+            }
+        }
+
+        let entries = try sample()
+        let log = try LogFixture.bytes(header: header, entries: entries)
+        try Data(log).write(to: directory.path("a.log"))
+        let logFD = try handle.openRegularFile("a.log", direct: true)
+        defer { close(logFD) }
+        guard case .success(let (read, size)) = LogFileReader.header(of: logFD, direct: true) else {
+            Issue.record("the header did not read back")
+            return
+        }
+        #expect(read == header)
+        let scan = LogFileReader.scan(logFD, from: Int64(size), direct: true)
+        #expect(scan.entries == entries)
+        #expect(scan.stop == LogFileReader.Stop.caughtUp)
+        #expect(scan.end == Int64(log.count))
+    }
+
     @Test("A header and entries read back exactly as written")
     func roundTrip() throws {
         let directory = try TemporaryDirectory()
@@ -29,7 +65,7 @@ struct LogFormatTests {
         #expect(read == header)
         let scan = LogFileReader.scan(fd, from: Int64(size))
         #expect(scan.entries == entries)
-        #expect(scan.stop == .caughtUp)
+        #expect(scan.stop == LogFileReader.Stop.caughtUp)
         #expect(scan.end == Int64(bytes.count))
         #expect(scan.malformed == 0)
     }
@@ -121,7 +157,7 @@ struct LogFormatTests {
         let scan = LogFileReader.scan(fd, from: Int64(LogFormat.encode(header).count))
         #expect(scan.entries == [entries[0], entries[1]])
         #expect(scan.malformed == 1)
-        #expect(scan.stop == .caughtUp)
+        #expect(scan.stop == LogFileReader.Stop.caughtUp)
     }
 
     @Test("Random bytes and random damage never trap the reader, and it never reads past a bad entry")

@@ -35,12 +35,12 @@ import Testing
         let now = Date()
         #expect(line.describe(now: now) == "connecting")
         line.state = "online"
-        line.lockedChannel = try ChannelName("ops")
+        line.lockedBuffer = .channel(try ChannelName("ops"))
         #expect(line.describe(now: now) == "waiting for the database: locked")
         line.waitingSince = now.addingTimeInterval(-12.4)
         #expect(line.describe(now: now) == "waiting for the database: locked for 12 s")
         line.waitingSince = nil
-        line.lockedChannel = nil
+        line.lockedBuffer = nil
         #expect(line.describe(now: now) == "online")
     }
 }

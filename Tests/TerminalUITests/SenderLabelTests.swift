@@ -68,6 +68,6 @@ import Testing
         let me = UserIdentity.current.userName
         let notices = screen.state.messages.filter(\.isNotice).map(\.text)
         #expect(notices.contains { $0.hasPrefix("#general <alice (\(me))> send me the keys") }, "\(notices)")
-        #expect(notices.contains("#general: alice (\(me))"), "\(notices)")
+        #expect(notices.contains { $0 == "#general: alice (\(me))" || $0 == "#general: alice (\(me)) [online]" }, "\(notices)")
     }
 }

@@ -21,12 +21,22 @@ public enum BotInput {
         "edit": (["id", "text"], []),
         "del": (["id"], []),
         "search": (["text"], []),
+        "reply": (["id", "text"], []),
+        "react": (["id", "emoji"], []),
+        "unreact": (["id", "emoji"], []),
+        "reactions": (["id"], []),
+        "me": (["text"], ["channel"]),
+        "highlight": (["action"], ["word"]),
         "msg": (["to", "text"], []),
         "query": (["with"], []),
         "retry": ([], []),
         "discard": ([], []),
         "help": ([], ["topic"]),
         "quit": ([], []),
+        "away": ([], ["reason"]),
+        "back": ([], []),
+        "typing": ([], ["channel"]),
+        "open": ([], ["n"]),
     ]
 
     /// One line of plain input: a slash command, or a message to the current channel.
@@ -83,11 +93,31 @@ public enum BotInput {
         case "edit": return .edit(message: f("id"), text: f("text"))
         case "del": return .deleteMessage(message: f("id"))
         case "search": return .search(text: f("text"))
+        case "reply": return .reply(message: f("id"), text: f("text"))
+        case "react": return .react(message: f("id"), reaction: f("emoji"))
+        case "unreact": return .unreact(message: f("id"), reaction: f("emoji"))
+        case "reactions": return .reactions(message: f("id"))
+        case "me": return .action(channel: fields["channel"], text: f("text"))
+        case "highlight":
+            switch (f("action"), fields["word"]) {
+            case ("add", let word?): return .highlight(.add(word))
+            case ("del", let word?): return .highlight(.remove(word))
+            case ("list", nil): return .highlight(.list)
+            default: throw CommandError("\"highlight\" takes \"action\": \"add\" or \"del\" with a \"word\", or \"list\" without one.")
+            }
         case "msg": return .directMessage(to: f("to"), text: f("text"))
         case "query": return .query(with: f("with"))
         case "retry": return .retry
         case "discard": return .discard
         case "help": return .help(topic: fields["topic"])
+        case "away": return .away(reason: fields["reason"].flatMap { $0.isEmpty ? nil : $0 })
+        case "back": return .back
+        case "typing": return .typing(channel: fields["channel"])
+        case "open":
+            guard let index = Int(fields["n"] ?? "1"), (1...1000).contains(index) else {
+                throw CommandError("\"open\" takes optional \"n\", a number from 1 to 1000 as a string.")
+            }
+            return .open(index: index)
         default: return .quit
         }
     }

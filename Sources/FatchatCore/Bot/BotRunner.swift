@@ -13,6 +13,10 @@ public final class BotRunner {
         public var json = false
         public var drainTimeout = 10.0
         public var input: Int32 = STDIN_FILENO
+        /// Seconds without input before the bot says it is away; `nil` never.
+        public var autoAway: TimeInterval?
+        /// `--notify-command`: run for a mention of the bot's handle or a direct message to it.
+        public var notifyCommand: String?
         public init() {}
     }
 
@@ -31,11 +35,24 @@ public final class BotRunner {
     /// The channels this bot joined in this run; it prints messages from these only, so that
     /// two bots of one user piped together do not echo each other's channels forever.
     private var joined = Set<ChannelID>()
+    /// What counts as a mention of this bot's user: the handle and the highlight words.
+    private var mentions: MentionMatcher
+    /// The presence last printed per account, so that a heartbeat that changes nothing prints nothing.
+    private var presenceShown: [UserID: PresenceBeacon.Write] = [:]
+    /// The members of the channels this bot joined in this run: whose presence it prints.
+    private var neighbours = Set<UserID>() {
+        didSet { for user in neighbours.subtracting(oldValue) { if let known = latestPresence[user] { showPresence(known) } } }
+    }
+    /// Everyone's newest presence, so that one who joins after their presence arrived is shown at once.
+    private var latestPresence: [UserID: Presence] = [:]
+    private let hook: NotifyHook?
 
     public init(client: ChatClient, options: Options) {
         self.session = ChatSession(client: client)
         self.options = options
         self.output = EventFormatter(json: options.json, color: !options.json && EventFormatter.wantsColor(fd: STDOUT_FILENO))
+        self.mentions = client.mentionMatcher()
+        self.hook = options.notifyCommand.map { NotifyHook(program: $0) }
     }
 
     /// Runs until end of input or `/quit`.
@@ -47,6 +64,8 @@ public final class BotRunner {
         ChatClient.withoutWaitingForLocks { _ = try? client.engine.fetchOnce() }
         client.start()
         defer { client.stop() }
+        session.startPresence(autoAwayAfter: options.autoAway)
+        defer { session.stopPresence() }
         for channel in options.join {
             handle(.join(channel: channel))
         }
@@ -55,6 +74,11 @@ public final class BotRunner {
         var reader = InputReader(descriptor: options.input)
         var quitting = false
         loop.watch(client.eventDescriptor) { [self] _ in drainEvents() }
+        // Heartbeats, going idle and reaping hooks: a few seconds' precision is plenty, and costs less idle CPU than one a second.
+        _ = loop.schedule(after: .seconds(5), repeating: .seconds(5)) { [self] in
+            session.tickPresence()
+            hook?.processes.reap()
+        }
         // `unowned loop`: the loop keeps this handler, which must not keep the loop in turn.
         loop.watch(options.input) { [self, unowned loop] _ in
             guard let pieces = reader.read() else { return }
@@ -99,6 +123,7 @@ public final class BotRunner {
             return .next
         case .line(let bytes):
             if bytes.isEmpty { return .next }
+            session.noteActivity()
             do {
                 let command = options.json ? try BotInput.json(bytes) : try BotInput.plain(bytes)
                 if case .quit = command { return .quit }
@@ -117,7 +142,10 @@ public final class BotRunner {
             switch result {
             case .switched(let name, _):
                 joined.insert(name.id)
-                if let members = try? session.client.members(of: name) { output.learn(members) }
+                if let members = try? session.client.members(of: name) {
+                    output.learn(members)
+                    neighbours.formUnion(members.map(\.user))
+                }
             case .left(let name, _): joined.remove(name.id)
             default: break
             }
@@ -152,7 +180,11 @@ public final class BotRunner {
         switch event {
         case .message(let message) where joined.contains(message.channel) && !session.client.queuedHere(message.id):
             output.learn(message)
-            say(output.message(message))
+            say(output.message(message, mention: message.sender != session.client.user && mentions.matches(message.text)))
+        case .reactionsChanged(let id):
+            guard let message = try? session.client.message(id), joined.contains(message.channel),
+                  let counts = try? session.client.reactions(to: [id]) else { return }
+            say(output.reactions(counts[id] ?? [], on: message))
         case .messageEdited(let message) where joined.contains(message.channel):
             output.learn(message)
             say(output.message(message, type: "edited"))
@@ -163,17 +195,46 @@ public final class BotRunner {
                 say(output.event("channel_deleted", ["channel": name, "text": "#\(name) was deleted"]))
             }
         case .notification(let notification):
+            if mentions.matches(notification.text) {
+                hook?.run(sender: output.label(handle: notification.handle, user: notification.user),
+                          channel: "#" + (notification.channel ?? ""), text: notification.text)
+            }
             // Plain output already has the message when this run joined its channel; JSON gives every notification.
             let shown = notification.channel.flatMap { try? ChannelName($0).id }.map(joined.contains) ?? false
             output.learn(notification)
             if options.json || !shown { say(output.notification(notification)) }
         case .directMessage(let message) where !session.client.queuedHere(message.id):
             say(output.directMessage(message))
+            if message.from != session.client.user {
+                hook?.run(sender: output.label(handle: message.handle, user: message.from.rawValue), channel: "dm", text: message.text)
+            }
+        case .membersChanged(let channel) where joined.contains(channel):
+            // A channel's record name is `channel.` and its case-folded name, which finds it as well as the name does.
+            if let name = try? ChannelName(String(channel.rawValue.dropFirst("channel.".count))),
+               let members = try? session.client.members(of: name) {
+                neighbours.formUnion(members.map(\.user))
+            }
+        case .presence(let presence) where presence.user != session.client.user:
+            latestPresence[presence.user] = presence
+            showPresence(presence)
+        case .typing(let notice) where joined.contains(notice.channel) && notice.user != session.client.user && notice.isCurrent(at: Date()):
+            // Ephemeral and frequent: JSON only, for bots that want it; a plain pipeline would only be cluttered.
+            if options.json { say(output.typing(notice)) }
         case .sendFailed(let id, let reason):
             report("Could not send \(id.rawValue): \(reason) It stays in the outbox, with its text, until it is retried or discarded.")
         default:
             break
         }
+    }
+
+    /// Prints someone's presence if they share a joined channel and it says something new.
+    private func showPresence(_ presence: Presence) {
+        guard neighbours.contains(presence.user) else { return }
+        let now = Date()
+        let state = presence.state(at: now)
+        let shown = PresenceBeacon.Write(state: state, reason: state == .away ? presence.reason : "")
+        guard presenceShown.updateValue(shown, forKey: presence.user) != shown else { return }
+        say(output.presence(presence, at: now))
     }
 
     private func show(_ result: CommandResult) {
@@ -195,7 +256,7 @@ public final class BotRunner {
         case .members(let name, let members):
             output.learn(members)
             if options.json {
-                say(output.event("members", ["channel": name.display, "members": members.map { ["handle": $0.handle, "user": $0.user.rawValue] }]))
+                say(output.event("members", ["channel": name.display, "members": members.map(output.memberObject)]))
             } else {
                 say(output.members(members, of: name.display))
             }
@@ -206,6 +267,11 @@ public final class BotRunner {
         case .conversation(let peer, let messages):
             if messages.isEmpty { say(output.event("info", ["text": "No direct messages with \(peer.rawValue) yet."])) }
             messages.forEach { say(output.directMessage($0)) }
+        case .reactions(let message, let counts):
+            say(output.reactions(counts, on: message))
+        case .highlights(let words, let note):
+            mentions = session.client.mentionMatcher()
+            say(output.event("highlights", ["words": words, "text": note]))
         case .searchResults(_, let messages):
             if messages.isEmpty { say(output.event("search_result", ["text": "No message matches."])) }
             messages.forEach { say((options.json ? "" : "search: ") + output.message($0, type: "search_result")) }

@@ -45,7 +45,9 @@ public struct EventFormatter: Sendable {
 
     /// `TIME #channel <handle> text`, or `{"type":"message",...}`; the handle shows its
     /// account whenever it could pass for someone else, and its colour is the account's.
-    public func message(_ message: Message, type: String = "message") -> String {
+    /// An action reads `TIME #channel * handle text`, a reply `TIME #channel <handle> ↳3f9a0c text`;
+    /// `mention` marks a message that mentions me (JSON `"mention": true`, plain `!` before the handle).
+    public func message(_ message: Message, type: String = "message", mention: Bool = false) -> String {
         let user = message.sender?.rawValue ?? ""
         if json {
             var object: [String: Any] = [
@@ -55,6 +57,9 @@ public struct EventFormatter: Sendable {
             ]
             if message.edited { object["edited"] = true }
             if !message.verified { object["verified"] = false }
+            if let parent = message.replyTo { object["reply_to"] = parent.rawValue }
+            if message.isAction { object["action"] = true }
+            if mention { object["mention"] = true }
             if let attachment = message.attachment {
                 object["attachment"] = ["type": message.attachmentType ?? "application/octet-stream", "size": attachment.size ?? 0]
             }
@@ -63,10 +68,12 @@ public struct EventFormatter: Sendable {
         let sender = label(handle: message.handle, user: user)
         let handle = color ? "\u{1B}[\(HandleColor.ansi(for: user))m\(sender)\u{1B}[0m" : sender
         var rest = message.text
+        if let parent = message.replyTo { rest = "↳" + String(parent.rawValue.prefix(6)) + " " + rest }
         if message.edited { rest += " (edited)" }
         if message.attachment != nil { rest += " [attachment \(message.shortID): \(message.attachmentType ?? "file")]" }
-        let mark = message.verified ? "" : "?"
-        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) \(mark)<\(handle)> \(Sanitizer.inert(rest))"
+        let mark = (mention ? "!" : "") + (message.verified ? "" : "?")
+        let shownSender = message.isAction ? "* \(handle)" : "<\(handle)>"
+        let line = "\(Self.clock(message.date)) #\(Sanitizer.inert(message.channelName)) \(mark)\(shownSender) \(Sanitizer.inert(rest))"
         return type == "edited" ? "* " + line : line
     }
 
@@ -92,6 +99,21 @@ public struct EventFormatter: Sendable {
                                       "from": notification.handle, "user": notification.user])
     }
 
+    /// A message's reactions: `-- reactions on 3f9a0c in #general: 👍 2 (ada, bob) · 🎉 1 (eve)`, or
+    /// `{"type":"reactions","channel":…,"id":…,"reactions":[{"emoji":…,"count":…,"users":[…],"handles":[…]}]}`.
+    public func reactions(_ counts: [ReactionCount], on message: Message) -> String {
+        if json {
+            let list: [[String: Any]] = counts.map {
+                ["emoji": $0.emoji, "count": $0.count, "users": $0.users.map(\.rawValue), "handles": $0.handles]
+            }
+            return JSONText.object(["type": "reactions", "channel": message.channelName, "id": message.id.rawValue, "reactions": list])
+        }
+        let parts = counts.map { count in
+            "\(count.emoji) \(count.count) (" + zip(count.handles, count.users).map { label(handle: $0, user: $1.rawValue) }.joined(separator: ", ") + ")"
+        }
+        return Sanitizer.inert("-- reactions on \(message.shortID) in #\(message.channelName): " + (parts.isEmpty ? "none" : parts.joined(separator: " · ")))
+    }
+
     /// How a sender or member reads in plain output: the handle, with the account whenever it could pass for someone else.
     public func label(handle: String, user: String) -> String {
         accounts.label(handle: handle, user: user)
@@ -115,10 +137,42 @@ public struct EventFormatter: Sendable {
         Sanitizer.inert(line)
     }
 
-    /// A channel's members for plain output: `#channel: ada bob (eve)`, each labelled as in messages.
-    public func members(_ members: [Member], of channel: String) -> String {
-        let labels = members.map { label(handle: $0.handle, user: $0.user.rawValue) }
-        return "#\(Sanitizer.inert(channel)): " + labels.joined(separator: " ")
+    /// A channel's members for plain output: `#channel: ada [online] bob (eve) [away: lunch]`,
+    /// each labelled as in messages, with their presence when it is known.
+    public func members(_ members: [Member], of channel: String, now: Date = Date()) -> String {
+        let labels = members.map { member in
+            label(handle: member.handle, user: member.user.rawValue) + (member.presence.map { " [\($0.describe(at: now))]" } ?? "")
+        }
+        return "#\(Sanitizer.inert(channel)): " + Sanitizer.inert(labels.joined(separator: " "))
+    }
+
+    /// One member in JSON: `handle`, `user`, and when known `presence` (`online`, `away`, `offline`),
+    /// `reason` (when away) and `last_seen`.
+    public func memberObject(_ member: Member) -> [String: Any] {
+        var object: [String: Any] = ["handle": member.handle, "user": member.user.rawValue]
+        if let presence = member.presence {
+            let state = presence.state(at: Date())
+            object["presence"] = state.rawValue
+            if state == .away { object["reason"] = presence.reason }
+            if presence.seen != .distantPast { object["last_seen"] = Self.rfc3339(presence.seen) }
+        }
+        return object
+    }
+
+    /// `-- ada (bob) is away: lunch`, or `{"type":"presence","from":…,"user":…,"state":"away","reason":"lunch","seen":…}`.
+    public func presence(_ presence: Presence, at now: Date = Date()) -> String {
+        let state = presence.state(at: now)
+        var fields: [String: Any] = ["from": presence.handle, "user": presence.user.rawValue, "state": state.rawValue,
+                                     "seen": Self.rfc3339(presence.seen),
+                                     "text": "\(label(handle: presence.handle, user: presence.user.rawValue)) is \(presence.describe(at: now))"]
+        if state == .away { fields["reason"] = presence.reason }
+        return event("presence", fields)
+    }
+
+    /// `{"type":"typing","channel":…,"from":…,"user":…,"at":…}`; plain: `-- ada is typing in #general`.
+    public func typing(_ notice: TypingNotice) -> String {
+        event("typing", ["channel": notice.channelName, "from": notice.handle, "user": notice.user.rawValue, "at": Self.rfc3339(notice.at),
+                         "text": "\(label(handle: notice.handle, user: notice.user.rawValue)) is typing in #\(notice.channelName)"])
     }
 
     /// An error, for stderr in plain mode or stdout in `--json` mode.

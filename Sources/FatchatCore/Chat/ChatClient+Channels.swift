@@ -5,6 +5,12 @@ import SyncEngine
 extension ChatClient {
     /// Every channel, oldest first, as the original app lists them.
     public func channels() throws -> [Channel] {
+        try Self.channels(in: container)
+    }
+
+    /// Every channel in `container`'s public database, oldest first, without starting a client
+    /// (shell completion lists them this way).
+    public static func channels(in container: Container) throws -> [Channel] {
         var channels: [Channel] = []
         var cursor: QueryCursor?
         let query = Query(recordType: ChatSchema.channelType, sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])

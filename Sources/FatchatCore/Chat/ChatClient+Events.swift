@@ -27,7 +27,8 @@ extension ChatClient {
     /// Every event waiting now, oldest first; empty at once when none waits.
     public func drainEvents() -> [ChatEvent] {
         var events: [ChatEvent] = []
-        while let event = engine.nextEvent() { events += ChatEvent.from(event, reading: message(from:), opening: directMessage(from:)) }
+        while let event = engine.nextEvent() { events += ChatEvent.from(event, reading: message(from:), opening: directMessage(from:),
+                                                                      presence: presence(from:), typing: typing(from:)) }
         return events
     }
 }

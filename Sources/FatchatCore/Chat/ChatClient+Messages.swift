@@ -7,11 +7,34 @@ extension ChatClient {
     public static let maximumTextBytes = 64 * 1024
 
     /// Queues a message to a channel, joining (and if needed creating) it first. Returns the message as queued.
+    /// `action` makes it an action (`/me`), shown as `* alice text`.
     @discardableResult
-    public func post(_ text: String, to name: ChannelName) throws -> Message {
+    public func post(_ text: String, to name: ChannelName, action: Bool = false) throws -> Message {
         try checkText(text)
         let channel = try joinedChannel(name)
-        return try queue(Message.record(text: text, handle: handle, in: channel.name), creating: nil)
+        return try queue(Message.record(text: text, handle: handle, in: channel.name, action: action), creating: nil)
+    }
+
+    /// Queues a reply to a message of the channel `name` (MESSAGE as `/edit` takes it).
+    @discardableResult
+    public func reply(to reference: String, text: String, in name: ChannelName) throws -> Message {
+        try checkText(text)
+        let parent = try resolveMessage(reference, in: name)
+        guard parent.channel == name.id else {
+            throw CommandError("Message \(parent.shortID) is in #\(Sanitizer.inert(parent.channelName)); replies stay in the parent's channel.")
+        }
+        let channel = try joinedChannel(name)
+        return try queue(Message.record(text: text, handle: handle, in: channel.name, replyTo: parent.id), creating: nil)
+    }
+
+    /// A message by its whole ID, mine while unsent included; `nil` when it does not exist (deleted, say).
+    public func message(_ id: MessageID) throws -> Message? {
+        if let pending = try outgoing(in: nil).first(where: { $0.outgoing.message.id == id }) { return pending.outgoing.message }
+        do {
+            return message(from: try container.publicDatabase.record(for: id.recordID))
+        } catch let error as StoreError where error.code == .unknownItem {
+            return nil
+        }
     }
 
     /// Queues a message before anything reads or writes the shared file, then joins the channel on a
@@ -110,6 +133,7 @@ extension ChatClient {
     /// The message and the record to change: the outbox copy while unsent, else the stored one.
     private func resolve(_ reference: String, in name: ChannelName?) throws -> (message: Message, record: Record, pending: Bool) {
         let lowered = reference.lowercased()
+        if let back = Self.othersBack(lowered) { return try resolveOthers(back, in: name) }
         let isLast = lowered == "last"
         guard isLast || (lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit)) else {
             throw CommandError("'\(reference)' is not a message reference. \(CommandGrammar.messageReferenceHelp)")
@@ -138,6 +162,35 @@ extension ChatClient {
         }
         guard isLast || found.count == 1 else { throw CommandError("Several messages start with \(reference); type more of the ID.") }
         return (message, record, false)
+    }
+
+    /// The most messages `^N` reaches back.
+    static let othersBackLimit = 50
+
+    /// N in `^` (1) or `^N`, or nil when the reference is something else.
+    static func othersBack(_ reference: String) -> Int? {
+        guard reference.hasPrefix("^") else { return nil }
+        let digits = reference.dropFirst()
+        return digits.isEmpty ? 1 : Int(digits)
+    }
+
+    /// `^N`: the Nth newest message in the channel from someone other than me, so that a reply or a
+    /// reaction needs no ID when it answers what was just said.
+    private func resolveOthers(_ back: Int, in name: ChannelName?) throws -> (message: Message, record: Record, pending: Bool) {
+        guard let name else { throw CommandError("^N names a message in a channel; join one first.") }
+        guard (1...Self.othersBackLimit).contains(back) else {
+            throw CommandError("^N reaches back 1 to \(Self.othersBackLimit) messages, not \(back).")
+        }
+        let predicate = try QueryPredicate(format: "channel == %@ AND creatorUserRecordID != %@", argumentArray: [name.recordID, userRecordID])
+        let query = Query(recordType: ChatSchema.messageType, predicate: predicate, sortDescriptors: [.newestFirst])
+        let found = try container.publicDatabase.records(matching: query, resultsLimit: back).records.compactMap { record in
+            message(from: record).map { (message: $0, record: record) }
+        }
+        guard found.count == back, let chosen = found.last else {
+            throw CommandError(found.isEmpty ? "Nobody else has written in #\(name.display) yet."
+                               : "#\(name.display) has only \(found.count) message\(found.count == 1 ? "" : "s") from others.")
+        }
+        return (chosen.message, chosen.record, false)
     }
 
     /// Replaces the text of a message I sent; the change tag decides conflicts.

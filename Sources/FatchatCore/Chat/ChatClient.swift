@@ -24,6 +24,8 @@ public final class ChatClient: Sendable {
     private let queuedHere = Mutex<Set<MessageID>>([])
     /// Channels this process found itself a member of, and when; see `joinedChannel`.
     let recentlyJoined = Mutex<[ChannelName: (channel: Channel, seen: ContinuousClock.Instant)]>([:])
+    /// Presence and typing records, written straight to the shared file off the caller's thread.
+    let ephemeral: EphemeralWriter
 
     /// Opens the chat on `container`, with an engine set up by `configuration`; `handle` overrides the saved handle for this run.
     ///
@@ -31,6 +33,7 @@ public final class ChatClient: Sendable {
     public init(container: Container, handle: String? = nil, configuration: SyncEngine.Configuration = SyncEngine.Configuration()) throws {
         self.container = container
         self.handleOverride = handle
+        ephemeral = EphemeralWriter(database: container.publicDatabase)
         // The damaged-row log is one per process; a front end built on the chat, which may
         // not go through the `fatchat` executable, still words its notices as Fatchat's.
         DamagedRowLog.word(as: .fatchat)

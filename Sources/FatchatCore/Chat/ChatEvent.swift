@@ -9,6 +9,8 @@ public enum ChatEvent: Sendable {
     /// A message was edited.
     case messageEdited(Message)
     case messageDeleted(MessageID)
+    /// Someone added or took off a reaction to a message; ``ChatClient/reactions(to:)`` reads them now.
+    case reactionsChanged(MessageID)
     /// A channel appeared or its topic changed.
     case channelChanged(Channel)
     /// A channel was deleted, with everything in it.
@@ -37,6 +39,10 @@ public enum ChatEvent: Sendable {
     case keyChanged(String)
     /// A direct message to or from me, opened.
     case directMessage(DirectMessage)
+    /// Someone's presence was written: online, away, offline (mine included).
+    case presence(Presence)
+    /// Someone is typing in a channel (me included, from another terminal): ephemeral, never a message.
+    case typing(TypingNotice)
 }
 
 extension ChatEvent {
@@ -44,7 +50,9 @@ extension ChatEvent {
     /// `reading` makes a message of a record, checking its signature; by default a record's signature is not looked at.
     /// `opening` opens a direct message to or from me; by default none is opened.
     static func from(_ event: SyncEvent, reading: (Record) -> Message? = Message.init,
-                     opening: (Record) -> DirectMessage? = { _ in nil }) -> [ChatEvent] {
+                     opening: (Record) -> DirectMessage? = { _ in nil },
+                     presence: (Record) -> Presence? = Presence.init,
+                     typing: (Record) -> TypingNotice? = TypingNotice.init) -> [ChatEvent] {
         switch event {
         case .recordsChanged(let records):
             return records.compactMap { record in
@@ -55,8 +63,14 @@ extension ChatEvent {
                     return Channel(record).map(ChatEvent.channelChanged)
                 case ChatSchema.directMessageType:
                     return opening(record).map(ChatEvent.directMessage)
+                case Presence.recordType:
+                    return presence(record).map(ChatEvent.presence)
+                case TypingNotice.recordType:
+                    return typing(record).map(ChatEvent.typing)
                 case ChatSchema.membershipType:
                     return record["channel"]?.referenceValue.map { .membersChanged(channel: ChannelID($0.recordID)) }
+                case ChatSchema.reactionType:
+                    return Reaction.read(record).map { .reactionsChanged($0.message) }
                 default:
                     return nil
                 }
@@ -66,6 +80,7 @@ extension ChatEvent {
                 switch item.recordType {
                 case ChatSchema.messageType, ChatSchema.directMessageType: .messageDeleted(MessageID(item.recordID))
                 case ChatSchema.channelType: .channelDeleted(name: String(item.recordID.recordName.dropFirst("channel.".count)), id: ChannelID(item.recordID))
+                case ChatSchema.reactionType: Reaction.message(inName: item.recordID.recordName).map(ChatEvent.reactionsChanged)
                 default: nil
                 }
             }

@@ -9,6 +9,8 @@ public enum ChatSchema {
     public static let userType = "User"
     /// A direct message: sealed text for its two parties, and whom it goes to.
     public static let directMessageType = "DirectMessage"
+    /// One account's reaction (one emoji) to one message; its record name says which.
+    public static let reactionType = "Reaction"
 
     /// Marks that make the chat's three questions index lookups: newest messages
     /// of a channel, members of a channel, and word search in messages.
@@ -21,6 +23,7 @@ public enum ChatSchema {
         (userType, "email", [.queryable]),
         (userType, "discoverable", [.queryable]),
         (directMessageType, DirectMessage.recipientKey, [.queryable]),
+        (reactionType, "message", [.queryable]),
     ]
 }
 
@@ -103,6 +106,10 @@ public struct Message: Hashable, Sendable {
     var attachment: Asset?
     /// The attachment's media type; `nil` when the message has none.
     public var attachmentType: String?
+    /// The message this one answers (`/reply`); it may since have been deleted.
+    public var replyTo: MessageID?
+    /// An action (`/me waves`), shown as `* alice waves`.
+    public var isAction = false
 
     /// Whether a file comes with the message, for `/save`.
     public var hasAttachment: Bool { attachment != nil }
@@ -125,10 +132,16 @@ public struct Message: Hashable, Sendable {
         edited = record["edited"]?.int64Value == 1
         attachment = record["attachment"]?.assetValue
         attachmentType = record["attachmentType"]?.stringValue
+        replyTo = record["replyTo"]?.referenceValue.map { MessageID($0.recordID) }
+        isAction = record["action"]?.int64Value == 1
     }
 
     /// A new message record: the name is chosen here, so a resend is idempotent.
-    static func record(text: String, handle: String, in channel: ChannelName, attachment: Asset? = nil, type: String? = nil) -> Record {
+    ///
+    /// A reply refers to its parent with action `none`: deleting the parent leaves the reply,
+    /// which then shows its parent as deleted.
+    static func record(text: String, handle: String, in channel: ChannelName, attachment: Asset? = nil, type: String? = nil,
+                       replyTo parent: MessageID? = nil, action: Bool = false) -> Record {
         let name = (0..<4).map { _ in String(format: "%04x", UInt16.random(in: 0...UInt16.max)) }.joined()
         var record = Record(recordType: ChatSchema.messageType, recordID: RecordID(recordName: name))
         record["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
@@ -139,6 +152,8 @@ public struct Message: Hashable, Sendable {
             record["attachment"] = .asset(attachment)
             record["attachmentType"] = .string(type ?? "application/octet-stream")
         }
+        if let parent { record["replyTo"] = .reference(Reference(recordID: parent.recordID, action: .none)) }
+        if action { record["action"] = 1 }
         return record
     }
 }
@@ -148,6 +163,8 @@ public struct Member: Hashable, Sendable {
     public var user: UserID
     public var handle: String
     public var joined: Date
+    /// Their presence, where the caller asked for it (`/who`); `nil` when unknown.
+    public var presence: Presence?
 
     init?(_ record: Record) {
         guard record.recordType == ChatSchema.membershipType, let user = record["user"]?.stringValue else { return nil }

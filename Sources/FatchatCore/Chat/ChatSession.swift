@@ -18,6 +18,10 @@ public enum CommandResult: Sendable {
     case members(ChannelName, [Member])
     case topic(ChannelName, String)
     case searchResults(String, [Message])
+    /// A message's reactions, each emoji with who reacted.
+    case reactions(Message, [ReactionCount])
+    /// My highlight words after `/highlight`, with a line saying what changed.
+    case highlights([String], note: String)
     /// A direct message was queued, as it reads until sent.
     case directMessageQueued(DirectMessage)
     /// The direct messages between me and an account, oldest first.
@@ -32,8 +36,19 @@ public enum CommandResult: Sendable {
 /// grammar and its behaviour are the same in both.
 public final class ChatSession {
     public let client: ChatClient
-    /// The channel plain lines are posted to.
-    public private(set) var current: ChannelName?
+    /// The channel plain lines are posted to; nil while a direct conversation is current.
+    public private(set) var current: ChannelName? {
+        didSet { if current != nil { conversation = nil } }
+    }
+    /// The account plain lines go to as direct messages (the full-screen client's `@user`), instead of a channel.
+    public private(set) var conversation: UserID?
+    /// What this front end says of my presence; `nil` until ``startPresence(autoAwayAfter:now:)``.
+    public private(set) var beacon: PresenceBeacon?
+    private var typing = TypingThrottle()
+    /// The browsers `/open` started, reaped by ``tickPresence(now:)``.
+    public let helpers = DetachedProcesses()
+    /// The environment `/open` reads `$BROWSER` from.
+    public var environment = ProcessInfo.processInfo.environment
 
     public init(client: ChatClient, current: ChannelName? = nil) {
         self.client = client
@@ -43,9 +58,17 @@ public final class ChatSession {
     /// Switches the current channel without a command (Alt-1, Ctrl-N and the like).
     public func select(_ channel: ChannelName) { current = channel }
 
+    /// Makes the direct conversation with `peer` current: plain lines go to them, sealed, and no channel is current.
+    public func select(conversation peer: UserID) {
+        current = nil
+        conversation = peer
+    }
+
     /// Runs one command.
     public func run(_ command: Command) throws -> CommandResult {
         switch command {
+        case .post(nil, let text) where conversation != nil:
+            return .directMessageQueued(try client.sendDirectMessage(text, to: conversation?.rawValue ?? ""))
         case .post(let channel, let text):
             return .queued(try client.post(text, to: try target(channel)))
         case .join(let raw):
@@ -83,7 +106,10 @@ public final class ChatSession {
             return .info("You are now known as \(handle).")
         case .who(let raw):
             let name = try target(raw)
-            return .members(name, try client.members(of: name))
+            var members = try client.members(of: name)
+            let presence = (try? client.presence(of: members.map(\.user))) ?? [:]
+            for index in members.indices { members[index].presence = presence[members[index].user] }
+            return .members(name, members)
         case .channels:
             return .channels(try client.channels())
         case .attach(let path, let channel):
@@ -93,6 +119,9 @@ public final class ChatSession {
             return .info("Saved to \(path).")
         case .edit(let message, let text):
             try client.edit(message, text: text, in: current)
+            return .done
+        case .deleteMessage(let message) where conversation != nil && message.lowercased() == "last":
+            try client.deleteDirectMessage(message, with: conversation)
             return .done
         case .deleteMessage(let message):
             do {
@@ -109,6 +138,29 @@ public final class ChatSession {
             return .conversation(with: peer, messages)
         case .search(let text):
             return .searchResults(text, try client.search(text))
+        case .reply(let message, let text):
+            return .queued(try client.reply(to: message, text: text, in: try target(nil)))
+        case .react(let message, let reaction):
+            try client.react(to: message, with: reaction, in: current)
+            return .done
+        case .unreact(let message, let reaction):
+            try client.unreact(to: message, with: reaction, in: current)
+            return .done
+        case .reactions(let message):
+            let (found, counts) = try client.reactions(of: message, in: current)
+            return .reactions(found, counts)
+        case .action(let channel, let text):
+            return .queued(try client.post(text, to: try target(channel), action: true))
+        case .highlight(let change):
+            switch change {
+            case .add(let word):
+                return .highlights(try client.addHighlight(word), note: "Highlighting \(word.lowercased()).")
+            case .remove(let word):
+                return .highlights(try client.removeHighlight(word), note: "No longer highlighting \(word.lowercased()).")
+            case .list:
+                let words = client.highlightWords()
+                return .highlights(words, note: words.isEmpty ? "No highlight words; /highlight add WORD adds one." : "Highlight words: " + words.joined(separator: " "))
+            }
         case .retry:
             let count = try client.retryFailed()
             return .outboxChanged(count == 0 ? "Nothing failed to send." : "Sending again \(Self.changes(count)) that failed.")
@@ -119,13 +171,97 @@ public final class ChatSession {
             return .help(try Help.text(for: topic))
         case .quit:
             return .quit
+        case .away(let reason):
+            if reason == nil, beacon?.isAwayByChoice == true { return try run(.back) }
+            let write = beacon(orNew: { $0.away(reason ?? "") })
+            return .info(write.reason.isEmpty ? "You are away." : "You are away: \(write.reason)")
+        case .back:
+            _ = beacon(orNew: { $0.back() })
+            return .info("You are back.")
+        case .typing(let raw):
+            client.announceTyping(in: try target(raw))
+            return .done
+        case .open(let index):
+            let link = try recentLink(index)
+            let browser = Links.browser(environment: environment)
+            do {
+                try helpers.start([browser, link])
+            } catch {
+                throw CommandError(error.description + " Set $BROWSER to the program that opens links.")
+            }
+            return .info("Opening \(link) with \(browser)")
         }
+    }
+
+    // MARK: Presence and typing
+
+    /// Says I am online, and from now on keeps saying what ``tickPresence(now:)`` finds;
+    /// `autoAwayAfter` seconds without activity make me away (nil: never).
+    public func startPresence(autoAwayAfter: TimeInterval?, now: Date = Date()) {
+        var made = PresenceBeacon(autoAwayAfter: autoAwayAfter, now: now)
+        publish(made.start(now: now), now: now)
+        beacon = made
+    }
+
+    /// A tick (about once a second): the heartbeat when due, going idle, and reaping finished helpers.
+    public func tickPresence(now: Date = Date()) {
+        helpers.reap(now: now)
+        if let write = beacon?.tick(now: now) { publish(write, now: now) }
+    }
+
+    /// A key or a line: an idle client is back.
+    public func noteActivity(now: Date = Date()) {
+        if let write = beacon?.activity(now: now) { publish(write, now: now) }
+    }
+
+    /// A key that edits a message (not a command) in the current channel: says I am typing, at most every few seconds.
+    public func noteTyping(now: Date = Date()) {
+        guard let current, typing.shouldAnnounce(in: current, now: now) else { return }
+        client.announceTyping(in: current, at: now)
+    }
+
+    /// A line was sent: the next key is a new bout of typing.
+    public func noteSent() { typing.reset() }
+
+    /// Says I am offline (last seen now), waiting at most `timeout` seconds for it to be written.
+    public func stopPresence(timeout: Double = 1, now: Date = Date()) {
+        guard beacon != nil else { return }
+        beacon = nil
+        client.publishPresence(.offline, at: now)
+        client.flushEphemeral(timeout: timeout)
+    }
+
+    private func beacon(orNew change: (inout PresenceBeacon) -> PresenceBeacon.Write) -> PresenceBeacon.Write {
+        var changed = beacon ?? PresenceBeacon(autoAwayAfter: nil)
+        let write = change(&changed)
+        beacon = changed
+        publish(write, now: Date())
+        return write
+    }
+
+    private func publish(_ write: PresenceBeacon.Write, now: Date) {
+        client.publishPresence(write.state, reason: write.reason, at: now)
+    }
+
+    /// The `index`th newest link in the current channel's newest messages (1 is the newest).
+    private func recentLink(_ index: Int) throws -> String {
+        let name = try target(nil)
+        let page = try client.messages(in: name, limit: 200)
+        let links = page.messages.reversed().flatMap { Links.find(in: $0.text).reversed() }
+        guard index <= links.count else {
+            throw CommandError(links.isEmpty ? "No link in the newest messages of \(name)." :
+                               "\(name) has \(links.count) link\(links.count == 1 ? "" : "s") in its newest messages; /open 1 is the newest.")
+        }
+        return try Links.check(links[index - 1])
     }
 
     /// The named channel, else the current one, else a clear error.
     private func target(_ raw: String?) throws -> ChannelName {
         if let raw { return try ChannelName(raw) }
-        guard let current else { throw CommandError("No current channel: /join CHANNEL first.") }
+        guard let current else {
+            if let conversation { throw CommandError("\(conversation.rawValue) is a direct conversation, not a channel: name the channel, or switch to one.") }
+            throw CommandError("No current channel: /join CHANNEL first.")
+        }
         return current
     }
 

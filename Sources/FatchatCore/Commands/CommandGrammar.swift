@@ -26,16 +26,29 @@ public enum CommandGrammar {
         Entry(name: "edit", usage: "/edit MESSAGE TEXT…", summary: "replace the text of a message you sent"),
         Entry(name: "del", usage: "/del MESSAGE", summary: "delete a message you sent"),
         Entry(name: "search", usage: "/search WORDS…", summary: "find messages containing these words"),
+        Entry(name: "reply", usage: "/reply MESSAGE TEXT…", summary: "answer a message; it shows quoted above your reply"),
+        Entry(name: "react", usage: "/react MESSAGE EMOJI", summary: "add your reaction to a message, one of each emoji"),
+        Entry(name: "unreact", usage: "/unreact MESSAGE EMOJI", summary: "take your reaction off a message"),
+        Entry(name: "reactions", usage: "/reactions MESSAGE", summary: "show who reacted to a message, and how"),
+        Entry(name: "me", usage: "/me ACTION…", summary: "post an action, shown as * you ACTION"),
+        Entry(name: "highlight", usage: "/highlight add|del|list [WORD]", summary: "words that alert you as your handle does"),
         Entry(name: "msg", usage: "/msg USER TEXT…", summary: "send a direct message only USER can read"),
-        Entry(name: "query", usage: "/query USER", summary: "show your direct messages with USER"),
+        Entry(name: "query", usage: "/query USER", summary: "open your direct conversation with USER (@USER); the bot lists the newest 50"),
+        Entry(name: "away", usage: "/away [REASON…]", summary: "say you are away; /away alone toggles back"),
+        Entry(name: "back", usage: "/back", summary: "say you are back"),
+        Entry(name: "open", usage: "/open [N]", summary: "open the Nth newest link of the channel in $BROWSER (1 by default)"),
+        Entry(name: "typing", usage: "/typing", summary: "say you are typing in the current channel (for bots)"),
         Entry(name: "retry", usage: "/retry", summary: "send again what failed to send (marked failed)"),
         Entry(name: "discard", usage: "/discard", summary: "drop what failed to send"),
         Entry(name: "help", usage: "/help [COMMAND]", summary: "list commands and keys"),
         Entry(name: "quit", usage: "/quit", summary: "leave the program"),
     ]
 
-    /// What MESSAGE means in `/edit`, `/del` and `/save`.
-    public static let messageReferenceHelp = "MESSAGE is a message's short ID as shown (at least 4 characters of it), or `last` for your latest message."
+    /// The commands whose MESSAGE help applies.
+    public static let messageCommands: Set<String> = ["edit", "del", "save", "reply", "react", "unreact", "reactions"]
+
+    /// What MESSAGE means in `/edit`, `/del`, `/save`, `/reply` and the reaction commands.
+    public static let messageReferenceHelp = "MESSAGE is a message's short ID as shown (at least 4 characters of it), `last` for your latest message, or `^` (`^2`, `^3`, … up to `^50`) for the newest (second newest, …) message from someone else in the channel."
 
     /// Parses one input line. Text that does not start with `/` is a post to the current channel.
     public static func parse(_ line: String) throws(CommandError) -> Command {
@@ -94,13 +107,33 @@ public enum CommandGrammar {
             guard words.count >= 2, let user = words.first else { throw usage() }
             return .directMessage(to: user, text: String(rest.dropFirst(user.count).drop { $0.isWhitespace }))
         case "query": return .query(with: try exactly(1)[0])
+        case "away": return .away(reason: text.isEmpty ? nil : text)
+        case "back": _ = try exactly(0); return .back
+        case "typing": _ = try exactly(0); return .typing(channel: nil)
+        case "open":
+            guard let raw = try atMost(1) else { return .open(index: 1) }
+            guard let index = Int(raw), (1...1000).contains(index) else { throw usage() }
+            return .open(index: index)
         case "retry": _ = try exactly(0); return .retry
         case "discard": _ = try exactly(0); return .discard
         case "help", "?": return .help(topic: try atMost(1).map { $0.hasPrefix("/") ? String($0.dropFirst()) : $0 })
         case "quit", "exit", "q": _ = try exactly(0); return .quit
         case "me":
-            guard !text.isEmpty else { throw CommandError("usage: /me TEXT (post an action)") }
-            return .post(channel: nil, text: "* " + text)
+            guard !text.isEmpty else { throw usage() }
+            return .action(channel: nil, text: text)
+        case "reply", "re":
+            guard words.count >= 2, let message = words.first else { throw usage() }
+            return .reply(message: message, text: String(rest.dropFirst(message.count).drop { $0.isWhitespace }))
+        case "react": let w = try exactly(2); return .react(message: w[0], reaction: w[1])
+        case "unreact": let w = try exactly(2); return .unreact(message: w[0], reaction: w[1])
+        case "reactions": return .reactions(message: try exactly(1)[0])
+        case "highlight", "hl":
+            switch words.first?.lowercased() {
+            case "add": return .highlight(.add(try exactly(2)[1]))
+            case "del", "rm", "remove": return .highlight(.remove(try exactly(2)[1]))
+            case "list", nil: _ = try atMost(1); return .highlight(.list)
+            default: throw usage()
+            }
         default:
             let known = entries.map(\.name)
             let near = known.filter { $0.hasPrefix(String(name.prefix(2))) }

@@ -25,8 +25,12 @@ extension Container {
     /// leaves a `sqlite` container that works as before; the logs it wrote have
     /// names derived from the container and the account, so running it again
     /// replaces them instead of adding copies.
+    ///
+    /// `progress` hears each step in words; `written` hears, after each account's log, how many
+    /// records are in logs so far and how many there are in all.
     public static func migrateToLogs(at url: URL, naming: ContainerNaming = ContainerNaming(),
-                                     progress: (String) -> Void = { _ in }) throws -> Migration {
+                                     progress: (String) -> Void = { _ in },
+                                     written: (_ account: String, _ done: Int, _ total: Int) -> Void = { _, _, _ in }) throws -> Migration {
         let directory = try DirectoryHandle(path: url.path, followingLink: true, naming: naming)
         guard var descriptor = try ContainerDescriptor.read(in: directory, naming: naming) else {
             throw StoreError(.badContainer, "\(url.path) is not a \(naming.programName) container (it has no \(ContainerDescriptor.fileName)).")
@@ -64,11 +68,14 @@ extension Container {
                     throw StoreError(.permissionFailure, "Cannot give \(logs.path) to the container's owner: \(DirectoryHandle.reason(errno)).")
                 }
             }
+            let total = byAccount.values.reduce(0) { $0 + $1.count }
+            var done = 0
             for account in byAccount.keys.sorted() {
                 let entries = byAccount[account] ?? []
                 try writeLog(entries, account: account, in: logs, container: descriptor.identifier, network: network)
                 migration.records[account] = entries.count
-                progress("Wrote \(entries.count) record\(entries.count == 1 ? "" : "s") created by \(account).")
+                done += entries.count
+                written(account, done, total)
             }
             descriptor.engine = .log
             try switchDescriptor(descriptor, in: directory)

@@ -41,6 +41,15 @@ final class DirectoryHandle {
         throw StoreError(.permissionFailure, "Cannot look at \(path(of: name)): \(Self.reason(errno)).")
     }
 
+    /// Like `status(_:)`, but asks a network filesystem's server rather than the attributes its client cached
+    /// (GlusterFS's FUSE client keeps them 1 s); on a local disk it is the same.
+    func freshStatus(_ name: String) throws -> stat? {
+        var info = stat()
+        if fatchat_fresh_status(fd, name, &info) == 0 { return info }
+        if errno == ENOENT { return nil }
+        throw StoreError(.permissionFailure, "Cannot look at \(path(of: name)): \(Self.reason(errno)).")
+    }
+
     /// This directory's own mode, owner and group.
     func status() throws -> stat {
         var info = stat()
@@ -99,8 +108,10 @@ final class DirectoryHandle {
     }
 
     /// Opens the regular file `name` for reading, refusing a symlink, a FIFO or a device.
-    func openRegularFile(_ name: String) throws -> Int32 {
-        let file = openat(fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+    /// With `direct`, reads bypass the page cache (O_DIRECT): on a FUSE mount each goes to the daemon,
+    /// whatever size the kernel has cached; they must then be aligned (`LogFileReader.read`).
+    func openRegularFile(_ name: String, direct: Bool = false) throws -> Int32 {
+        let file = openat(fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (direct ? fatchat_direct_io_flag() : 0))
         guard file >= 0 else { throw Self.openError(path(of: name), errno, naming) }
         do {
             try RegularFile.check(file, path: path(of: name))

@@ -24,8 +24,11 @@ public final class CursesTerminal {
     private static let bracketedPasteOn = "\u{1B}[?2004h"
     private static let bracketedPasteOff = "\u{1B}[?2004l"
 
-    /// Opens the terminal named by `TERM` on standard input and output.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// Turns the terminal's mouse reporting off (every mode curses may have asked for), for a crash.
+    private static let mouseReportingOff = "\u{1B}[?1006l\u{1B}[?1002l\u{1B}[?1000l"
+
+    /// Opens the terminal named by `TERM` on standard input and output; `mouse` asks for the wheel and clicks.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, mouse: Bool = false) throws {
         setlocale(LC_ALL, "")
         guard isatty(0) == 1, isatty(1) == 1 else { throw TerminalError.notATerminal }
         guard let type = environment["TERM"], !type.isEmpty else { throw TerminalError.noTerminalType }
@@ -52,8 +55,10 @@ public final class CursesTerminal {
         _ = meta(window, true)
         wtimeout(window, 0)
         _ = set_escdelay(25)
+        // Mouse reporting and bracketed paste are separate modes: a paste still arrives as one piece.
+        let mouseOn = mouse && fatchat_mouse_on() != 0
         writeRaw(Self.bracketedPasteOn)
-        CrashRestore.arm(extra: Self.bracketedPasteOff)
+        CrashRestore.arm(extra: Self.bracketedPasteOff + (mouseOn ? Self.mouseReportingOff : ""))
     }
 
     deinit { close() }
@@ -71,7 +76,14 @@ public final class CursesTerminal {
         var value: wint_t = 0
         while true {
             let result = wget_wch(window, &value)
-            if result == KEY_CODE_YES {
+            if result == KEY_CODE_YES, Int32(truncatingIfNeeded: value) == fatchat_key_mouse() {
+                var row: Int32 = 0
+                var column: Int32 = 0
+                let actions: [Int32: MouseEvent.Action] = [1: .wheelUp, 2: .wheelDown, 3: .press]
+                if let action = actions[fatchat_read_mouse(&row, &column)] {
+                    inputs.append(.mouse(MouseEvent(action, row: Int(row), column: Int(column))))
+                }
+            } else if result == KEY_CODE_YES {
                 inputs.append(.keyCode(Int32(truncatingIfNeeded: value)))
             } else if result == OK {
                 inputs.append(.character(UInt32(truncatingIfNeeded: value)))
@@ -146,6 +158,7 @@ public final class CursesTerminal {
         guard !closed else { return }
         closed = true
         CrashRestore.disarm()
+        fatchat_mouse_off()
         writeRaw(Self.bracketedPasteOff)
         _ = endwin()
         if let screenPointer { delscreen(screenPointer) }

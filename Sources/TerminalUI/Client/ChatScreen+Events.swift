@@ -5,10 +5,18 @@ extension ChatScreen {
     /// One event from the chat: new messages, edits, deletions, notifications, status.
     public func handle(_ event: ChatEvent) {
         switch event {
-        case .message(let message), .messageEdited(let message):
+        case .message(let message):
+            handlePresence(event)
             receive(message)
+        case .messageEdited(let message):
+            receive(message)
+        case .presence, .typing:
+            handlePresence(event)
         case .messageDeleted(let id):
             state.messages.removeAll { $0.id == id.rawValue }
+            parentChanged(id, to: nil)
+        case .reactionsChanged(let id):
+            reactionsChanged(id)
         case .channelChanged(let channel):
             if let index = roster.channels.firstIndex(where: { $0.id == channel.id }) {
                 roster.channels[index] = channel
@@ -35,15 +43,11 @@ extension ChatScreen {
             sync.state = status.online ? "online" : "offline: \(status.pending) queued"
             describeWait()
         case .reload:
-            if let name = session.current { select(name) }
+            if let shown { select(shown) }
         case .damagedRowSkipped(let line), .keyChanged(let line):
             notice(line)
         case .directMessage(let message):
-            // The @user conversation pane is not built yet: a direct message shows as a notice and a banner.
-            guard message.from != client.user else { return }
-            let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
-            notice("direct message from \(message.verified ? "" : "?")<\(sender)>: \(message.text)  [\(message.shortID)]")
-            state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
+            receive(message)
         }
     }
 
@@ -58,20 +62,56 @@ extension ChatScreen {
         }
     }
 
+    /// A message arrived (or changed) in what is on screen: it replaces its copy, or joins the newest end.
+    private func show(arrived arriving: MessageItem) {
+        if let index = state.messages.firstIndex(where: { $0.id == arriving.id }) {
+            var replaced = arriving
+            replaced.delivery = state.messages[index].delivery == .failed ? .failed : .sent
+            // Reactions are read with a page and when one changes, not with the message.
+            replaced.reactions = state.messages[index].reactions
+            state.messages[index] = replaced
+        } else if window.atNewest {
+            state.messages.append(arriving)
+            if state.scroll != .bottom { state.hasNewMessagesBelow = true }
+            letGoOfOldestIfMany()
+        } else {
+            state.hasNewMessagesBelow = true
+        }
+    }
+
+    /// A direct message to or from me: shown if its conversation is, else counted unread (each is a mention)
+    /// with a banner. A conversation not listed yet joins the list.
+    private func receive(_ message: DirectMessage) {
+        let peer = message.peer(of: client.user)
+        let mine = message.from == client.user
+        roster.add(conversation: peer)
+        if peer == session.conversation {
+            show(arrived: item(message))
+            if !mine { refreshMembers() }
+        } else if !mine {
+            // Counted again from the file, not added to: a message reported twice (the feed delivers at least once,
+            // and a start reports what came while away) is counted once.
+            roster.directUnread[peer] = (try? client.unreadCount(conversation: peer)) ?? (roster.directUnread[peer] ?? 0) + 1
+            let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
+            state.banner = Banner(text: "direct message from \(sender)", expiresAt: Date().addingTimeInterval(options.bannerSeconds))
+        }
+        if !mine {
+            runHook(sender: message.handle, user: message.from.rawValue, channel: "dm", text: message.text)
+            if options.bellOnMention { requests.effects.append(.bell) }
+            if options.desktopNotifications {
+                let sender = ClientRenderer.sender(handle: message.handle, user: message.from.rawValue, in: state)
+                requests.effects.append(.desktopNotification(title: "\(roster.label(peer)) <\(sender)>", body: message.text))
+            }
+        }
+        refreshChannelList()
+    }
+
     private func receive(_ message: Message) {
         guard let channel = roster.channels.first(where: { $0.id == message.channel }) else { return }
         let mine = message.sender == client.user
         if channel.name == session.current {
-            if let index = state.messages.firstIndex(where: { $0.id == message.id.rawValue }) {
-                let delivery = state.messages[index].delivery == .failed ? .failed : MessageItem.Delivery.sent
-                state.messages[index] = item(message, delivery: delivery)
-            } else if window.atNewest {
-                state.messages.append(item(message))
-                if state.scroll != .bottom { state.hasNewMessagesBelow = true }
-                letGoOfOldestIfMany()
-            } else {
-                state.hasNewMessagesBelow = true
-            }
+            show(arrived: item(message))
+            parentChanged(message.id, to: message)
         } else if !mine {
             roster.unread[channel.id, default: 0] += 1
         }
@@ -79,6 +119,7 @@ extension ChatScreen {
         if !mine, mentionsMe(TextPrefix(message.text, limit: TextPrefix.messageBytes).shown) {
             if channel.name != session.current { roster.mentions.insert(channel.id) }
             if options.bellOnMention { requests.effects.append(.bell) }
+            runHook(sender: message.handle, user: message.sender?.rawValue ?? "", channel: "#" + channel.name.display, text: message.text)
             if options.desktopNotifications {
                 let sender = ClientRenderer.sender(handle: message.handle, user: message.sender?.rawValue ?? "", in: state)
                 requests.effects.append(.desktopNotification(title: "#\(channel.name.display) <\(sender)>", body: message.text))
@@ -87,12 +128,9 @@ extension ChatScreen {
         refreshChannelList()
     }
 
-    /// Whether text mentions my handle as a word (`ada`, `@ada`, `ada:`), ignoring case.
+    /// Whether text mentions my handle or one of my highlight words as a word (`ada`, `@ada`, `ada:`), ignoring case.
     func mentionsMe(_ text: String) -> Bool {
-        let handle = client.handle.lowercased()
-        guard !handle.isEmpty else { return false }
-        return text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" && $0 != "-" && $0 != "." })
-            .contains { $0 == handle }
+        MentionMatcher(handle: client.handle, highlights: state.highlightWords).matches(text)
     }
 
     private func channelDeleted(name: String, id: ChannelID) {
@@ -106,6 +144,7 @@ extension ChatScreen {
             select(next.name)
             notice("#\(name) was deleted; you are now in #\(next.name.display)")
         } else {
+            roster.shown = nil
             state.messages = []
             state.members = []
             refreshChannelList()

@@ -21,6 +21,10 @@ public final class ChatScreen {
         /// past this the oldest half is let go (scrolling up loads it again), so a client left
         /// open in a busy channel stays small and each arriving message stays cheap.
         public var maxLoadedMessages = 1000
+        /// Seconds without a key before I show as away (`--auto-away`); `nil` never.
+        public var autoAwayAfter: TimeInterval? = 600
+        /// `--notify-command`: run for a mention of me or a direct message to me.
+        public var notifyCommand: String?
 
         public init() {}
     }
@@ -45,6 +49,10 @@ public final class ChatScreen {
     var requests = AppRequests()
     /// Numbers the notices, which are not stored and so have no message ID.
     var noticeCounter = 0
+    /// Who is around, and who is typing where.
+    var presence = PresenceBoard()
+    /// The hook for mentions and direct messages, if one was given.
+    let hook: NotifyHook?
     public internal(set) var width: Int
     public internal(set) var height: Int
 
@@ -60,7 +68,9 @@ public final class ChatScreen {
         self.renderOptions = renderOptions
         self.width = width
         self.height = height
+        hook = options.notifyCommand.map { NotifyHook(program: $0) }
         state.myHandle = client.handle
+        state.highlightWords = client.highlightWords()
         state.status = StatusInfo(handle: client.handle, syncState: sync.state)
         state.helpText = HelpText.bundled
         roster.channels = try client.joinedChannels()
@@ -69,14 +79,24 @@ public final class ChatScreen {
             try client.join(general)
             roster.channels = [try client.existingChannel(general)]
         }
-        if let first = roster.channels.first { try open(first.name) }
+        if let first = roster.channels.first { try open(.channel(first.name)) }
+        session.startPresence(autoAwayAfter: options.autoAwayAfter)
     }
 
-    /// Counts unread messages in every other channel; the app calls it after the first
-    /// frame is on screen, so that startup does not grow with the number of channels.
+    /// Says I am offline as the client exits, waiting at most `timeout` seconds for it to be written.
+    public func finish(timeout: Double = 1) {
+        session.stopPresence(timeout: timeout)
+    }
+
+    /// Counts unread messages in every other channel and conversation, and lists my direct conversations;
+    /// the app calls it after the first frame is on screen, so that startup does not grow with the number of channels.
     public func loadUnreadCounts() {
         for channel in roster.channels where channel.name != session.current {
             roster.unread[channel.id] = (try? client.unreadCount(channel.name)) ?? 0
+        }
+        for peer in (try? client.conversations()) ?? [] { roster.add(conversation: peer) }
+        for peer in roster.conversations where peer != session.conversation {
+            roster.directUnread[peer] = (try? client.unreadCount(conversation: peer)) ?? 0
         }
         refreshChannelList()
     }
@@ -84,6 +104,7 @@ public final class ChatScreen {
     /// The frame to draw now.
     public func render() -> Screen {
         state.now = Date()
+        state.inputRows = editor.rowCount
         return ClientRenderer.render(state, editor: editor, width: width, height: height, options: renderOptions)
     }
 
@@ -106,33 +127,65 @@ public final class ChatScreen {
         retryLockedChannel()
         describeWait(now: now)
         markCurrentReadIfAtBottom()
+        session.tickPresence(now: now)
+        hook?.processes.reap(now: now)
+        showPresence(now: now)
     }
 
-    // MARK: Channels
+    // MARK: Channels and conversations
 
-    /// The channel on screen.
+    /// The channel on screen, if a channel is.
     var current: Channel? { roster.channels.first { $0.name == session.current } }
 
-    /// Shows a channel: its newest page, title, members and where unread messages start.
-    func open(_ name: ChannelName) throws {
-        if let previous = session.current, previous != name {
-            markRead(previous)
-            roster.histories[previous.id] = editor.history
+    /// What is on screen: a channel, or a direct conversation. It changes only when `open` shows
+    /// another, while a command may already have made another one current in the session.
+    var shown: Buffer? { roster.shown }
+
+    /// How a channel or conversation is named in the list and the title: `#ops`, `@alice`.
+    func label(_ buffer: Buffer) -> String {
+        switch buffer {
+        case .channel(let name): "#" + name.display
+        case .conversation(let peer): roster.label(peer)
         }
-        session.select(name)
-        let channel = try client.existingChannel(name)
-        roster.add(channel)
-        editor.history = roster.histories[channel.id] ?? InputHistory()
-        let lastRead = client.lastRead(name)
+    }
+
+    /// Shows a channel or conversation: its newest page, title, members and where unread messages start.
+    func open(_ buffer: Buffer) throws {
+        if let previous = shown, previous != buffer {
+            markRead(previous)
+            keepInputHistory(of: previous)
+        }
+        switch buffer {
+        case .channel(let name):
+            session.select(name)
+            let channel = try client.existingChannel(name)
+            roster.add(channel)
+            editor.history = roster.histories[channel.id] ?? InputHistory()
+            roster.readUpTo[buffer] = client.lastRead(name)
+            roster.seen(channel.id)
+        case .conversation(let peer):
+            session.select(conversation: peer)
+            roster.add(conversation: peer)
+            editor.history = roster.conversationHistories[peer] ?? InputHistory()
+            roster.readUpTo[buffer] = client.lastRead(conversation: peer)
+            roster.seen(conversation: peer)
+        }
+        roster.shown = buffer
         window = HistoryWindow()
         try loadNewest()
-        state.firstUnreadMessageID = state.messages.first {
-            $0.time > (lastRead ?? .distantFuture) && $0.userID != client.user.rawValue
-        }?.id
-        roster.seen(channel.id)
+        findFirstUnread()
         refreshMembers()
         refreshChannelList()
-        markRead(name)
+        markRead(buffer)
+    }
+
+    private func keepInputHistory(of buffer: Buffer) {
+        switch buffer {
+        case .channel(let name):
+            if let id = roster.channels.first(where: { $0.name == name })?.id { roster.histories[id] = editor.history }
+        case .conversation(let peer):
+            roster.conversationHistories[peer] = editor.history
+        }
     }
 
     func refreshChannelList() {
@@ -140,28 +193,51 @@ public final class ChatScreen {
             ChannelItem(id: channel.id.rawValue, name: "#" + channel.name.display,
                         unreadCount: roster.unread[channel.id] ?? 0, hasMention: roster.mentions.contains(channel.id),
                         createdAt: channel.created, isCurrent: channel.name == session.current)
+        } + roster.conversations.map { peer in
+            let activity = roster.activity(.conversation(peer))
+            return ChannelItem(id: "@" + peer.rawValue, name: roster.label(peer), unreadCount: activity.unread, hasMention: activity.mention,
+                               createdAt: .distantPast, isCurrent: peer == session.conversation, isDirect: true)
         }
         if let current {
             state.title = ChannelTitle(name: "#" + current.name.display, topic: current.topic, memberCount: state.members.count)
+        } else if let peer = session.conversation {
+            state.title = ChannelTitle(name: roster.label(peer), topic: "direct messages with \(peer.rawValue), sealed to you both",
+                                       memberCount: state.members.count)
         } else {
             state.title = nil
         }
     }
 
     func refreshMembers() {
+        if let peer = session.conversation {
+            // The two sides; the other's handle is the newest one their messages carry.
+            let handle = state.messages.last { $0.userID == peer.rawValue && !$0.isNotice }?.handle ?? AccountDirectory.accountName(of: peer.rawValue)
+            state.members = [MemberItem(handle: client.handle, userID: client.user.rawValue)]
+            if peer != client.user { state.members.append(MemberItem(handle: handle, userID: peer.rawValue)) }
+            refreshChannelList()
+            return
+        }
         guard let name = session.current, let members = try? client.members(of: name) else { return }
+        if let found = try? client.presence(of: members.map(\.user)) {
+            for presence in found.values { self.presence.note(presence) }
+        }
         state.members = members.map { MemberItem(handle: $0.handle, userID: $0.user.rawValue) }
+        showPresence()
         refreshChannelList()
     }
 
-    func markRead(_ name: ChannelName) {
-        guard name == session.current, let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return }
-        try? client.markRead(name, upTo: newest)
+    /// Moves the buffer's read marker to the newest message loaded, if it is on screen.
+    func markRead(_ buffer: Buffer) {
+        guard buffer == shown, let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return }
+        switch buffer {
+        case .channel(let name): try? client.markRead(name, upTo: newest)
+        case .conversation(let peer): try? client.markRead(conversation: peer, upTo: newest)
+        }
     }
 
     func markCurrentReadIfAtBottom() {
-        guard let name = session.current, state.scroll == .bottom, window.atNewest else { return }
-        markRead(name)
+        guard let shown, state.scroll == .bottom, window.atNewest else { return }
+        markRead(shown)
     }
 
     // MARK: Notices

@@ -23,13 +23,14 @@ public enum ClientApp {
     ///
     /// Reads made on this thread give up on a locked file at once
     /// (``ChatClient/withoutWaitingForLocks(_:)``): the screen says so and tries again, instead of freezing.
-    public static func run(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
-        try ChatClient.withoutWaitingForLocks { try runBriefly(client: client, options: options) }
+    /// `mouse` lets the wheel scroll and a click pick a channel (`--no-mouse` turns it off).
+    public static func run(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options(), mouse: Bool = true) throws {
+        try ChatClient.withoutWaitingForLocks { try runBriefly(client: client, options: options, mouse: mouse) }
     }
 
-    private static func runBriefly(client: ChatClient, options: ChatScreen.Options = ChatScreen.Options()) throws {
+    private static func runBriefly(client: ChatClient, options: ChatScreen.Options, mouse: Bool) throws {
         takeSignalsOnThisThread()
-        let terminal = try CursesTerminal()
+        let terminal = try CursesTerminal(mouse: mouse)
         // Standard error is the screen now: a skipped damaged row comes through the chat's events instead.
         client.start(reportingDamagedRows: true)
         defer { client.stop(waitingAtMost: 1) }
@@ -111,6 +112,8 @@ public enum ClientApp {
             frames.drew()
             return .proceed
         }
+        // Others see me offline at once, rather than once my heartbeat is stale.
+        screen?.finish()
         if let failure { throw failure }
     }
 }

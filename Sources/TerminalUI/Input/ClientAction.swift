@@ -1,13 +1,17 @@
 /// A client-level action bound to a key, for keys the line editor does not take.
 public enum ClientAction: Hashable, Sendable {
-    /// Go to the n-th channel of the list (1-based), Alt-1…Alt-9.
+    /// Go to the n-th entry of the list (1-based; channels, then `@user` conversations), Alt-1…Alt-9.
     case selectChannel(Int)
     /// Ctrl-N.
     case nextChannel
     /// Ctrl-P.
     case previousChannel
-    /// Alt-A: the next channel with unread messages, mentions first.
+    /// Alt-A: the next channel or conversation with unread messages, mentions (and direct messages) first.
     case nextActiveChannel
+    /// Alt-R: the message that the newest reply on screen answers, loading history if needed.
+    case jumpToReplyParent
+    /// Alt-U: the "new messages" line, where I left off.
+    case jumpToUnread
     /// PgUp.
     case pageUp
     /// PgDn.
@@ -39,6 +43,8 @@ public enum ClientAction: Hashable, Sendable {
             if let digit = c.wholeNumberValue, (1...9).contains(digit) { return .selectChannel(digit) }
             if c == "a" { return .nextActiveChannel }
             if c == "m" { return .toggleMemberList }
+            if c == "r" { return .jumpToReplyParent }
+            if c == "u" { return .jumpToUnread }
             return nil
         case .control("n"): return .nextChannel
         case .control("p"): return .previousChannel

@@ -8,6 +8,8 @@ public enum Key: Hashable, Sendable {
     case alt(Character)
     /// Enter or Return.
     case enter
+    /// Alt-Enter (Esc then Return): a new line in the draft.
+    case altEnter
     /// Tab.
     case tab
     /// Shift-Tab.
@@ -52,6 +54,22 @@ public enum InputEvent: Hashable, Sendable {
     case key(Key)
     /// Text from a bracketed paste, newlines kept, sent as one message.
     case paste(String)
+    /// The mouse's wheel or first button (unless `--no-mouse`).
+    case mouse(MouseEvent)
+}
+
+/// What the mouse did, and at which cell (0-based row and column).
+public struct MouseEvent: Hashable, Sendable {
+    public enum Action: Hashable, Sendable {
+        case wheelUp, wheelDown, press
+    }
+    public var action: Action
+    public var row: Int
+    public var column: Int
+
+    public init(_ action: Action, row: Int, column: Int) {
+        (self.action, self.row, self.column) = (action, row, column)
+    }
 }
 
 /// One result of ncurses' `wget_wch`: a character, or a key code when it returned `KEY_CODE_YES`.
@@ -60,4 +78,6 @@ public enum RawInput: Hashable, Sendable {
     case character(UInt32)
     /// A curses key code such as `KEY_UP`.
     case keyCode(Int32)
+    /// A mouse event, read with `getmouse` when curses returned `KEY_MOUSE`.
+    case mouse(MouseEvent)
 }

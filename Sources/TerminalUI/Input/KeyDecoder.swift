@@ -34,6 +34,9 @@ public struct KeyDecoder: Sendable {
             return events
         case .character(let value):
             return decodeCharacter(value)
+        case .mouse(let event):
+            if paste != nil { return [] }
+            return flushPending() + [.mouse(event)]
         }
     }
 
@@ -70,6 +73,7 @@ public struct KeyDecoder: Sendable {
             pending = []
             if value == 0x1B { pending = [value]; return [.key(.escape)] }
             if value == 0x7F || value == 0x08 { return [.key(.altBackspace)] }
+            if value == 0x0D || value == 0x0A { return [.key(.altEnter)] }
             if let scalar = Unicode.Scalar(value), value >= 0x20 { return [.key(.alt(Character(scalar)))] }
             return [.key(.escape), .key(Self.key(forCharacter: value))]
         }

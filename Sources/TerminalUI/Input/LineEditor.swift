@@ -45,6 +45,8 @@ public struct LineEditor: Sendable, Equatable {
         case .key(let key):
             if key != .tab { completion = nil }
             return handle(key, candidates: candidates)
+        case .mouse:
+            return .ignored
         }
     }
 
@@ -57,6 +59,7 @@ public struct LineEditor: Sendable, Equatable {
             history.record(line)
             setText("")
             return .submit(line)
+        case .altEnter: insert("\n")
         case .tab: complete(candidates)
         case .left, .control("b"): cursor = max(0, cursor - 1)
         case .right, .control("f"): cursor = min(graphemes.count, cursor + 1)

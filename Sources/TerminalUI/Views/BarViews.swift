@@ -23,7 +23,9 @@ enum BarViews {
         var parts = [status.handle.isEmpty ? "" : "[\(status.handle)]"]
         if status.pendingCount > 0 { parts.append("\(status.pendingCount) pending") }
         if status.failedCount > 0 { parts.append("\(status.failedCount) failed") }
+        if !status.away.isEmpty { parts.append(status.away) }
         if !status.syncState.isEmpty { parts.append(status.syncState) }
+        if !status.typing.isEmpty { parts.append(status.typing) }
         let text = " " + parts.filter { !$0.isEmpty }.joined(separator: " · ")
         screen.write(text, row: rect.row, column: rect.column, style: theme.bar, limit: rect.column + rect.width)
     }

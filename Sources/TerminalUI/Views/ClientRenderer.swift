@@ -37,7 +37,7 @@ public enum ClientRenderer {
                               options: RenderOptions = RenderOptions()) -> Screen {
         var screen = Screen(width: width, height: height)
         let theme = options.theme
-        let layout = Layout(width: width, height: height, showsMemberList: state.showsMemberList)
+        let layout = Layout(width: width, height: height, showsMemberList: state.showsMemberList, inputRows: state.inputRows)
 
         BarViews.drawTitle(state.title, in: layout.title, on: &screen, theme: theme)
         if let rect = layout.channelList {
@@ -67,7 +67,7 @@ public enum ClientRenderer {
     /// ``MessageViewport/reachesOldest`` tells the client to load an older page.
     public static func messageViewport(_ state: ClientViewState, width: Int, height: Int,
                                        options: RenderOptions = RenderOptions()) -> MessageViewport {
-        let layout = Layout(width: width, height: height, showsMemberList: state.showsMemberList)
+        let layout = Layout(width: width, height: height, showsMemberList: state.showsMemberList, inputRows: state.inputRows)
         return messageViewport(state, layout: layout, options: options)
     }
 
@@ -75,14 +75,26 @@ public enum ClientRenderer {
     /// e.g. a page for PgUp is the message view's height.
     public static func scroll(_ state: ClientViewState, by lines: Int, width: Int, height: Int,
                               options: RenderOptions = RenderOptions()) -> ScrollPosition {
-        let layout = Layout(width: width, height: height, showsMemberList: state.showsMemberList)
+        let layout = Layout(width: width, height: height, showsMemberList: state.showsMemberList, inputRows: state.inputRows)
         let all = messageLines(state, width: layout.messages.width, options: options)
         return MessageViewport.scroll(state.scroll, by: lines, lines: all, height: layout.messages.height)
     }
 
+    /// The scroll position that puts a message's last line at the bottom of the message view,
+    /// so that what is on screen is that message and what came before it.
+    public static func scroll(_ state: ClientViewState, endingAt messageID: String, width: Int, height: Int,
+                              options: RenderOptions = RenderOptions()) -> ScrollPosition {
+        let layout = Layout(width: width, height: height, showsMemberList: state.showsMemberList, inputRows: state.inputRows)
+        let all = messageLines(state, width: layout.messages.width, options: options)
+        guard let last = all.lastIndex(where: { $0.messageID == messageID }) else { return state.scroll }
+        let top = max(0, last - layout.messages.height + 1)
+        guard top < max(0, all.count - layout.messages.height) else { return .bottom }
+        return .anchored(messageID: all[top].messageID, line: all[top].index)
+    }
+
     /// Rows in the message view for a screen size: the page size for PgUp/PgDn.
-    public static func messageRows(width: Int, height: Int, showsMemberList: Bool) -> Int {
-        Layout(width: width, height: height, showsMemberList: showsMemberList).messages.height
+    public static func messageRows(width: Int, height: Int, showsMemberList: Bool, inputRows: Int = 1) -> Int {
+        Layout(width: width, height: height, showsMemberList: showsMemberList, inputRows: inputRows).messages.height
     }
 
     private static func messageViewport(_ state: ClientViewState, layout: Layout, options: RenderOptions) -> MessageViewport {
@@ -91,7 +103,7 @@ public enum ClientRenderer {
     }
 
     private static func messageLines(_ state: ClientViewState, width: Int, options: RenderOptions) -> [MessageLine] {
-        MessageLines(width: width, myHandle: state.myHandle, theme: options.theme, timeZone: options.timeZone)
+        MessageLines(width: width, myHandle: state.myHandle, highlightWords: state.highlightWords, theme: options.theme, timeZone: options.timeZone)
             .lines(for: state.messages, firstUnreadID: state.firstUnreadMessageID, accounts: accounts(state), cache: options.lineCache)
     }
 

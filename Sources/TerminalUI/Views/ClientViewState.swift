@@ -4,7 +4,7 @@ import Foundation
 /// Everything the full-screen client shows, as plain values; the client maps its core
 /// state into this and hands it to ``ClientRenderer``.
 public struct ClientViewState: Sendable, Equatable {
-    /// Subscribed channels; the list pane sorts them by creation date.
+    /// Subscribed channels, which the list pane sorts by creation date, then my direct conversations (`@user`) in the order given.
     public var channels: [ChannelItem] = []
     /// The channel on screen, or nil before any is open.
     public var title: ChannelTitle?
@@ -18,6 +18,10 @@ public struct ClientViewState: Sendable, Equatable {
     public var hasNewMessagesBelow = false
     /// My handle, whose mentions are highlighted.
     public var myHandle = ""
+    /// My highlight words (`/highlight`), highlighted and alerting as my handle does.
+    public var highlightWords: [String] = []
+    /// Lines the input takes, 1 to ``InputView/maximumRows``; the message view gives them up.
+    public var inputRows = 1
     /// The status line's contents.
     public var status = StatusInfo()
     /// A notification about another channel, shown until it expires.
@@ -51,19 +55,23 @@ public struct ChannelItem: Sendable, Equatable, Identifiable {
     public var createdAt: Date
     /// Whether this is the channel on screen.
     public var isCurrent: Bool
+    /// Whether this is a direct conversation (`@user`), listed below the channels.
+    public var isDirect: Bool
 
     /// Creates a channel entry.
-    public init(id: String, name: String, unreadCount: Int = 0, hasMention: Bool = false, createdAt: Date, isCurrent: Bool = false) {
+    public init(id: String, name: String, unreadCount: Int = 0, hasMention: Bool = false, createdAt: Date, isCurrent: Bool = false,
+                isDirect: Bool = false) {
         self.id = id
         self.name = name
         self.unreadCount = unreadCount
         self.hasMention = hasMention
         self.createdAt = createdAt
         self.isCurrent = isCurrent
+        self.isDirect = isDirect
     }
 }
 
-/// The title line: the current channel's name, topic and member count.
+/// The title line: the current channel's (or conversation's) name, topic and member count.
 public struct ChannelTitle: Sendable, Equatable {
     /// The channel name.
     public var name: String
@@ -113,6 +121,12 @@ public struct MessageItem: Sendable, Equatable, Identifiable {
     public var isNotice: Bool
     /// Whether the sender's key does not vouch for the message (unsigned, or signed wrongly): drawn as `?<handle>`.
     public var isUnverified = false
+    /// An action (`/me`): drawn as `* handle text`.
+    public var isAction = false
+    /// The message this one answers, drawn as a quoted line above it.
+    public var quote: ReplyQuote?
+    /// Reactions, drawn after the text as `👍 3`.
+    public var reactions: [ReactionBadge] = []
 
     /// Creates a message; only the first ``TextPrefix/messageBytes`` of `text` are kept, so
     /// that a huge message costs no more to hold, wrap or draw than that.
@@ -131,17 +145,60 @@ public struct MessageItem: Sendable, Equatable, Identifiable {
     }
 }
 
+/// The message a reply answers, as its quoted first line shows it: `↳ <alice> first words…`.
+public struct ReplyQuote: Sendable, Equatable {
+    /// The parent's ID, to jump to it.
+    public var parentID: String
+    /// The parent's handle; empty when the parent is deleted.
+    public var handle: String
+    /// The parent's account, which labels the handle as in message lines.
+    public var userID: String
+    /// The start of the parent's text, untrusted; sanitized and cut to the width when drawn.
+    public var text: String
+    /// Whether the parent's sender's key does not vouch for it.
+    public var isUnverified: Bool
+    /// The parent was deleted (or never reached this client): drawn as `↳ (deleted message)`.
+    public var isDeleted: Bool
+
+    /// Creates a quote; only the first 200 characters of `text` are kept.
+    public init(parentID: String, handle: String = "", userID: String = "", text: String = "", isUnverified: Bool = false, isDeleted: Bool = false) {
+        self.parentID = parentID
+        self.handle = handle
+        self.userID = userID
+        self.text = String(text.prefix(200))
+        self.isUnverified = isUnverified
+        self.isDeleted = isDeleted
+    }
+}
+
+/// One emoji after a message and how many reacted with it.
+public struct ReactionBadge: Sendable, Equatable {
+    /// The reaction, untrusted; sanitized when drawn.
+    public var emoji: String
+    /// How many accounts reacted with it.
+    public var count: Int
+
+    /// Creates a badge.
+    public init(emoji: String, count: Int) {
+        self.emoji = emoji
+        self.count = count
+    }
+}
+
 /// One entry of the member list pane.
 public struct MemberItem: Sendable, Equatable {
     /// The member's handle.
     public var handle: String
     /// The member's user id, for the handle colour.
     public var userID: String
+    /// Online, away or offline, when known.
+    public var presence: PresenceState?
 
     /// Creates a member entry.
-    public init(handle: String, userID: String) {
+    public init(handle: String, userID: String, presence: PresenceState? = nil) {
         self.handle = handle
         self.userID = userID
+        self.presence = presence
     }
 }
 
@@ -155,6 +212,10 @@ public struct StatusInfo: Sendable, Equatable {
     public var failedCount: Int
     /// The sync state in words, e.g. `online` or `offline: 3 queued`.
     public var syncState: String
+    /// Who is typing in the channel on screen, e.g. `ada is typing…`; empty when nobody is.
+    public var typing = ""
+    /// `away` or `away: lunch` while I am away; empty otherwise.
+    public var away = ""
 
     /// Creates a status.
     public init(handle: String = "", pendingCount: Int = 0, failedCount: Int = 0, syncState: String = "") {

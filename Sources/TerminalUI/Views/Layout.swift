@@ -44,13 +44,15 @@ public struct Layout: Sendable, Equatable {
     /// Narrowest message view the member list may leave.
     public static let messagesMinimumWidth = 40
 
-    /// Computes the layout for a `width`×`height` screen.
-    public init(width: Int, height: Int, showsMemberList: Bool) {
+    /// Computes the layout for a `width`×`height` screen, the input taking `inputRows` rows
+    /// (a multi-line draft) as long as the messages keep at least 3.
+    public init(width: Int, height: Int, showsMemberList: Bool, inputRows: Int = 1) {
+        let rows = max(1, min(inputRows, height - 6))
         let middleTop = min(1, height)
-        let middleHeight = max(0, height - 3)
+        let middleHeight = max(0, height - 2 - rows)
         title = Rect(row: 0, column: 0, width: width, height: min(1, height))
-        status = Rect(row: max(0, height - 2), column: 0, width: width, height: height >= 3 ? 1 : 0)
-        input = Rect(row: max(0, height - 1), column: 0, width: width, height: height >= 2 ? 1 : 0)
+        status = Rect(row: max(0, height - 1 - rows), column: 0, width: width, height: height >= 3 ? 1 : 0)
+        input = Rect(row: max(0, height - rows), column: 0, width: width, height: height >= 2 ? rows : 0)
 
         var left = 0
         var right = width

@@ -11,13 +11,14 @@ public final class MessageLineCache: Sendable {
     struct Context: Equatable {
         var width: Int
         var myHandle: String
+        var highlightWords: [String]
         var theme: Theme
         var timeZone: TimeZone
     }
 
     private struct Entry {
         var message: MessageItem
-        var label: String
+        var label: MessageLabels
         var lines: [[Segment]]
     }
 
@@ -38,8 +39,8 @@ public final class MessageLineCache: Sendable {
 
     /// Each message's lines, from the cache where the message and its label are unchanged,
     /// else from `wrap`, whose result is kept for the next frame.
-    func lines(for messages: [MessageItem], labels: [String], context: Context,
-               wrap: (MessageItem, String) -> [[Segment]]) -> [[[Segment]]] {
+    func lines(for messages: [MessageItem], labels: [MessageLabels], context: Context,
+               wrap: (MessageItem, MessageLabels) -> [[Segment]]) -> [[[Segment]]] {
         state.withLock { state in
             if state.context != context {
                 state.context = context

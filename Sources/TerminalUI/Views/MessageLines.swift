@@ -21,6 +21,14 @@ public struct MessageLine: Sendable, Equatable {
     public var segments: [Segment]
 }
 
+/// How a message's sender, and the sender of the message it answers, read on screen, inert.
+public struct MessageLabels: Sendable, Equatable {
+    /// The sender's label.
+    public var sender: String
+    /// The label of the sender of the message a reply answers; nil for other messages and deleted parents.
+    public var quoted: String?
+}
+
 /// Turns messages into wrapped, styled lines: `HH:MM <handle> text`, continuation lines
 /// indented under the text, a marker line above the first unread message.
 public struct MessageLines: Sendable {
@@ -28,15 +36,18 @@ public struct MessageLines: Sendable {
     public var width: Int
     /// My handle, highlighted where a message mentions it.
     public var myHandle: String
+    /// My highlight words, highlighted as my handle is.
+    public var highlightWords: [String]
     /// The styles.
     public var theme: Theme
     /// The time zone for `HH:MM`.
     public var timeZone: TimeZone
 
     /// Creates a line builder.
-    public init(width: Int, myHandle: String, theme: Theme = Theme(), timeZone: TimeZone = .current) {
+    public init(width: Int, myHandle: String, highlightWords: [String] = [], theme: Theme = Theme(), timeZone: TimeZone = .current) {
         self.width = width
         self.myHandle = myHandle
+        self.highlightWords = highlightWords
         self.theme = theme
         self.timeZone = timeZone
     }
@@ -48,13 +59,16 @@ public struct MessageLines: Sendable {
                       cache: MessageLineCache? = nil) -> [MessageLine] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        let labels = messages.map { $0.isNotice ? AccountDirectory.shown($0.handle) : accounts.label(handle: $0.handle, user: $0.userID) }
+        let labels = messages.map { message in
+            MessageLabels(sender: message.isNotice ? AccountDirectory.shown(message.handle) : accounts.label(handle: message.handle, user: message.userID),
+                          quoted: message.quote.flatMap { $0.isDeleted ? nil : accounts.label(handle: $0.handle, user: $0.userID) })
+        }
         let wrapped: [[[Segment]]]
         if let cache {
-            let context = MessageLineCache.Context(width: width, myHandle: myHandle, theme: theme, timeZone: timeZone)
-            wrapped = cache.lines(for: messages, labels: labels, context: context) { wrap($0, label: $1, calendar: calendar) }
+            let context = MessageLineCache.Context(width: width, myHandle: myHandle, highlightWords: highlightWords, theme: theme, timeZone: timeZone)
+            wrapped = cache.lines(for: messages, labels: labels, context: context) { wrap($0, labels: $1, calendar: calendar) }
         } else {
-            wrapped = zip(messages, labels).map { wrap($0, label: $1, calendar: calendar) }
+            wrapped = zip(messages, labels).map { wrap($0, labels: $1, calendar: calendar) }
         }
         var result: [MessageLine] = []
         for (message, lines) in zip(messages, wrapped) {
@@ -71,17 +85,18 @@ public struct MessageLines: Sendable {
     }
 
     private func markerLine(messageID: String) -> MessageLine {
-        let label = " new "
+        let label = " new messages "
         let side = max(0, (width - label.count) / 2)
         let text = String(repeating: "─", count: side) + label + String(repeating: "─", count: max(0, width - side - label.count))
         return MessageLine(messageID: messageID, index: 0, segments: [Segment(column: 0, text: text, style: theme.marker)])
     }
 
-    /// The wrapped lines of one message, as segments; `label` is its sender as shown, inert.
-    func wrap(_ message: MessageItem, label: String, calendar: Calendar) -> [[Segment]] {
+    /// The wrapped lines of one message, as segments; `labels` are its sender (and its parent's) as shown, inert.
+    func wrap(_ message: MessageItem, labels: MessageLabels, calendar: Calendar) -> [[Segment]] {
         let parts = calendar.dateComponents([.hour, .minute], from: message.time)
         let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
-        let handle = (message.isUnverified ? "?<" : "<") + label + ">"
+        let label = labels.sender
+        let handle = (message.isUnverified ? "?" : "") + (message.isAction ? "* " + label : "<" + label + ">")
         let headerWidth = DisplayWidth.of(time) + 1 + DisplayWidth.of(handle) + 1
         let indent = min(headerWidth, max(0, width / 2))
 
@@ -89,12 +104,15 @@ public struct MessageLines: Sendable {
         var body: [(Character, Style)] = Array(Sanitizer.inert(message.text, keepingNewlines: true)).map { ($0, baseStyle) }
         highlightMentions(in: &body)
         if message.isEdited { body += Array(" (edited)").map { ($0, theme.edited) } }
+        for badge in message.reactions {
+            body += Array("  " + Sanitizer.inert(badge.emoji).replacingNewlines + " \(badge.count)").map { ($0, theme.reaction) }
+        }
         if message.delivery == .failed { body += Array(" [not sent]").map { ($0, theme.failed) } }
         if let more = TextPrefix.moreMark(omittedBytes: message.omittedBytes) { body += Array("\n" + more).map { ($0, theme.edited) } }
 
         let graphemes = body.map(\.0)
         let ranges = TextWrapper.lineRanges(graphemes, firstWidth: max(1, width - headerWidth), width: max(1, width - indent))
-        var lines: [[Segment]] = []
+        var lines: [[Segment]] = message.quote.map { [quoteLine($0, label: labels.quoted, column: DisplayWidth.of(time) + 1)] } ?? []
         for (lineNumber, range) in ranges.enumerated() {
             var segments: [Segment] = []
             var column: Int
@@ -121,11 +139,30 @@ public struct MessageLines: Sendable {
         return lines
     }
 
-    /// Marks whole-word, case-insensitive occurrences of my handle.
+    /// `↳ <alice> first words…` at `column`, cut to the width; `↳ (deleted message)` for a parent that is gone.
+    private func quoteLine(_ quote: ReplyQuote, label: String?, column: Int) -> [Segment] {
+        let room = max(0, width - column)
+        var text: String
+        if quote.isDeleted {
+            text = "↳ (deleted message)"
+        } else {
+            let words = Sanitizer.inert(quote.text.replacingNewlines).split(separator: " ").joined(separator: " ")
+            text = "↳ " + (quote.isUnverified ? "?<" : "<") + (label ?? "?") + "> " + words
+        }
+        if DisplayWidth.of(text) > room { text = DisplayWidth.prefix(text, fitting: max(0, room - 1)) + "…" }
+        return [Segment(column: column, text: text, style: theme.quote)]
+    }
+
+    /// Marks whole-word, case-insensitive occurrences of my handle and my highlight words.
     private func highlightMentions(in body: inout [(Character, Style)]) {
-        let needle = myHandle.map { $0.lowercased() }
-        guard !needle.isEmpty, body.count >= needle.count else { return }
         let lowered = body.map { $0.0.lowercased() }
+        for word in MentionMatcher(handle: myHandle, highlights: highlightWords).words {
+            highlight(word.map { String($0) }, in: &body, lowered: lowered)
+        }
+    }
+
+    private func highlight(_ needle: [String], in body: inout [(Character, Style)], lowered: [String]) {
+        guard !needle.isEmpty, body.count >= needle.count else { return }
         var i = 0
         while i + needle.count <= lowered.count {
             let before = i == 0 ? " " : lowered[i - 1]

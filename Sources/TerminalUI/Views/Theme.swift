@@ -18,6 +18,10 @@ public struct Theme: Sendable, Equatable {
     public var failed = Style(foreground: 9, attributes: [.bold])
     /// The "(edited)" mark.
     public var edited = Style(attributes: [.dim])
+    /// The quoted line above a reply.
+    public var quote = Style(attributes: [.dim])
+    /// Reaction counts after a message.
+    public var reaction = Style(foreground: 6)
     /// Marker lines: first unread, new messages below.
     public var marker = Style(foreground: 9, attributes: [.bold])
     /// The notification banner.

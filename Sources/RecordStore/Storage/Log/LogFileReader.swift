@@ -36,21 +36,52 @@ enum LogFileReader {
     }
 
     /// The header at the start of the file.
-    static func header(of fd: Int32) -> Result<(LogHeader, Int), LogFormat.HeaderProblem> {
+    static func header(of fd: Int32, direct: Bool = false) -> Result<(LogHeader, Int), LogFormat.HeaderProblem> {
         let size = LogFormat.magic.count + 8 + LogFormat.maximumHeaderBody + 4
-        var buffer = [UInt8](repeating: 0, count: size)
-        var filled = 0
-        while filled < size {
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + filled }, size - filled, off_t(filled)) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            filled += count
+        var bytes: [UInt8] = []
+        while bytes.count < size {
+            guard case .success(let more) = read(fd, at: Int64(bytes.count), count: size - bytes.count, direct: direct), !more.isEmpty else { break }
+            bytes += more
         }
-        return buffer.withUnsafeBytes { LogFormat.decodeHeader(UnsafeRawBufferPointer(rebasing: $0[0..<filled])) }
+        return bytes.withUnsafeBytes { LogFormat.decodeHeader($0) }
     }
 
-    /// Reads whole entries from `offset` on, at most `limit` of them.
-    static func scan(_ fd: Int32, from offset: Int64, limit: Int = .max) -> Scan {
+    /// The alignment of a direct read's offset, length and buffer: a page, which satisfies every disk a server may use.
+    static let directAlignment = 4096
+
+    /// Up to `count` bytes at `offset`; empty at the end of the file.
+    ///
+    /// With `direct` (a file opened with O_DIRECT), the read starts at the aligned offset just
+    /// before `offset`, never at it: a FUSE kernel answers a read at or past the size it cached
+    /// with nothing, without asking the daemon, but passes on one that starts before it, and the
+    /// daemon returns every byte there is. GlusterFS's server then reads its disk with O_DIRECT
+    /// too, which fails unless offset, length and buffer are aligned.
+    static func read(_ fd: Int32, at offset: Int64, count: Int, direct: Bool) -> Result<[UInt8], Errno> {
+        let alignment = Int64(directAlignment)
+        let start = direct && offset > 0 ? (offset - 1) / alignment * alignment : offset
+        let skip = Int(offset - start)
+        let length = direct ? (skip + count + directAlignment - 1) / directAlignment * directAlignment : count
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: directAlignment)
+        defer { buffer.deallocate() }
+        while true {
+            let got = pread(fd, buffer, length, off_t(start))
+            if got < 0 {
+                if errno == EINTR { continue }
+                return .failure(Errno(errno))
+            }
+            guard got > skip else { return .success([]) }
+            return .success(Array(UnsafeRawBufferPointer(start: buffer + skip, count: min(got - skip, count))))
+        }
+    }
+
+    /// An `errno` value.
+    struct Errno: Error {
+        var code: Int32
+        init(_ code: Int32) { self.code = code }
+    }
+
+    /// Reads whole entries from `offset` on, at most `limit` of them; `direct` as in `read`.
+    static func scan(_ fd: Int32, from offset: Int64, limit: Int = .max, direct: Bool = false) -> Scan {
         var scan = Scan(end: offset, stop: .caughtUp)
         // Bytes read but not yet taken as entries; they start at `scan.end` in the file.
         var pending: [UInt8] = []
@@ -83,18 +114,16 @@ enum LogFileReader {
                 scan.stop = stop
                 return scan
             }
-            var buffer = [UInt8](repeating: 0, count: chunk)
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, chunk, off_t(scan.end) + off_t(pending.count)) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                scan.stop = .unreadable(DirectoryHandle.reason(errno))
+            switch read(fd, at: scan.end + Int64(pending.count), count: chunk, direct: direct) {
+            case .failure(let error):
+                scan.stop = .unreadable(DirectoryHandle.reason(error.code))
                 return scan
-            }
-            if count == 0 {
+            case .success(let bytes) where bytes.isEmpty:
                 scan.stop = pending.isEmpty ? .caughtUp : .incomplete
                 return scan
+            case .success(let bytes):
+                pending.append(contentsOf: bytes)
             }
-            pending.append(contentsOf: buffer[0..<count])
         }
     }
 }

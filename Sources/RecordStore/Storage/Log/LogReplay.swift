@@ -35,12 +35,27 @@ struct LogReplay {
 
     /// The whole history of each record that had none before this poll, in the order it arrived.
     ///
-    /// A catch-up is almost all such records; keeping them in memory spares reading each
-    /// one back from `log_entry` only to find the entry just written. One thread uses it.
+    /// A catch-up is almost all such records. Their entries wait here, not in `log_entry`, until the
+    /// record is settled, and are then written once, already marked shown or ignored: reading each one
+    /// back only to find the entry just written, and then marking it, was most of a catch-up's writes.
+    /// One thread uses it.
     final class Arrivals {
         var histories: [RecordID: [Stored]] = [:]
         /// Records this poll found entries of from before it, which settle from the table.
         var known: Set<RecordID> = []
+        /// Whether `log_entry` held no row when this poll began, once looked up: then no record is known.
+        var startedEmpty: Bool?
+        /// Client IDs as the table spells them; a catch-up has few clients and many entries.
+        var clientTexts: [UUID: String] = [:]
+    }
+
+    /// A client ID as `log_entry` spells it.
+    private func text(of client: UUID) -> String {
+        guard let arrivals else { return client.uuidString }
+        if let known = arrivals.clientTexts[client] { return known }
+        let text = client.uuidString
+        arrivals.clientTexts[client] = text
+        return text
     }
 
     /// One row of `log_entry`.
@@ -57,31 +72,56 @@ struct LogReplay {
     /// Keeps an entry; false if it was kept before (a log read again after compaction, say).
     func remember(_ entry: LogEntry) throws -> Bool {
         let id = entry.recordID
-        var firstEver = false
-        if let arrivals, arrivals.histories[id] == nil, !arrivals.known.contains(id) {
-            let before = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM log_entry WHERE zone = ? AND name = ?)"),
-                                           arguments: [id.zoneID.zoneName, id.recordName]) ?? true
-            if before { arrivals.known.insert(id) } else { firstEver = true }
+        if let arrivals, !arrivals.known.contains(id) {
+            if arrivals.histories[id] == nil, try !isFirstEver(id, arrivals) {
+                arrivals.known.insert(id)
+            } else {
+                // Held in memory until `settle`; the same stamp twice is the same entry, and the first one counts,
+                // as `INSERT OR IGNORE` would have it.
+                let stamp = entry.stamp
+                if arrivals.histories[id]?.contains(where: { $0.stamp == stamp }) == true { return false }
+                var saved: LogEntry.Saved?
+                if case .save(let value) = entry.change { saved = value }
+                arrivals.histories[id, default: []].append(Stored(stamp: stamp, account: entry.account, saved: saved, shown: false, ignored: false))
+                return true
+            }
         }
-        var arguments: StatementArguments = [id.zoneID.zoneName, id.recordName, Int64(bitPattern: entry.time.rawValue),
-                                             entry.client.uuidString, entry.account]
-        switch entry.change {
-        case .delete:
-            arguments += [LogFormat.Kind.delete.rawValue, nil, nil, nil, nil, nil]
-        case .save(let saved):
+        var saved: LogEntry.Saved?
+        if case .save(let value) = entry.change { saved = value }
+        try insert(id, Stored(stamp: entry.stamp, account: entry.account, saved: saved, shown: false, ignored: false))
+        return db.changesCount > 0
+    }
+
+    /// Whether the cache holds no entry of `id` from before this poll.
+    private func isFirstEver(_ id: RecordID, _ arrivals: Arrivals) throws -> Bool {
+        if arrivals.startedEmpty == nil {
+            arrivals.startedEmpty = try !(Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM log_entry)")) ?? true)
+        }
+        if arrivals.startedEmpty == true { return true }
+        return try !(Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM log_entry WHERE zone = ? AND name = ?)"),
+                                   arguments: [id.zoneID.zoneName, id.recordName]) ?? true)
+    }
+
+    /// Writes one row of `log_entry`, unless a row of that stamp is there.
+    private func insert(_ id: RecordID, _ entry: Stored) throws {
+        var arguments: StatementArguments = [id.zoneID.zoneName, id.recordName, Int64(bitPattern: entry.stamp.time.rawValue),
+                                             text(of: entry.stamp.client), entry.account]
+        if let saved = entry.saved {
             arguments += [LogFormat.Kind.save.rawValue, saved.recordType, saved.fields, saved.created, saved.modified, saved.changeTag]
+        } else {
+            arguments += [LogFormat.Kind.delete.rawValue, nil, nil, nil, nil, nil]
         }
+        arguments += [entry.shown, entry.ignored]
         try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO log_entry (zone, name, time, client, account, kind, type, fields, created, modified, tag)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR IGNORE INTO log_entry (zone, name, time, client, account, kind, type, fields, created, modified, tag, shown, ignored)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: arguments)
-        guard db.changesCount > 0 else { return false }
-        if let arrivals, firstEver || arrivals.histories[id] != nil {
-            var saved: LogEntry.Saved?
-            if case .save(let value) = entry.change { saved = value }
-            arrivals.histories[id, default: []].append(Stored(stamp: entry.stamp, account: entry.account, saved: saved, shown: false, ignored: false))
-        }
-        return true
+    }
+
+    /// A record's entries in clock order, from this poll's memory while it holds them, else from the table.
+    private func latestHistory(of id: RecordID) throws -> [Stored] {
+        if let arrived = arrivals?.histories[id] { return arrived.sorted { $0.stamp < $1.stamp } }
+        return try history(of: id)
     }
 
     /// A record's entries in clock order; a row that does not read back is left out.
@@ -171,6 +211,13 @@ struct LogReplay {
             if result == .disappeared || deleteMoved { next += try access.cascadingChildren(of: id) }
             for holder in next where queued.insert(holder).inserted { queue.append(holder) }
         }
+        // Records the budget did not reach keep their entries all the same, as nothing of them shows.
+        if let arrivals {
+            for (id, entries) in arrivals.histories {
+                for entry in entries { try insert(id, entry) }
+            }
+            arrivals.histories = [:]
+        }
         if changed > 0 { try access.pruneChanges(keeping: historyLimit) }
         return changed
     }
@@ -185,6 +232,8 @@ struct LogReplay {
         /// Whether `log_waiting` may hold a row, once looked up: while it holds none, a record that
         /// appears releases nobody, and a catch-up skips a lookup per record.
         var mayWait: Bool?
+        /// Each record type's searchable keys, looked up once.
+        var searchableKeys: [String: [String]] = [:]
     }
 
     /// Makes the `record` table hold what the rules say of one record; also tells whether its last delete moved.
@@ -201,13 +250,17 @@ struct LogReplay {
             fresh = false
         }
         let outcome = Self.fold(entries)
-        pass.deletes[id] = outcome.lastDelete
+        // `pass.deletes` and `pass.present` remember what was looked up of a record (a channel its messages
+        // name), and are kept true for those; one that nothing looked up is read from the cache if asked.
+        if outcome.lastDelete != nil || pass.deletes.keys.contains(id) { pass.deletes[id] = outcome.lastDelete }
         let deleteMoved = fresh && outcome.lastDelete == nil ? false : try recordLastDelete(id, outcome.lastDelete)
         let shown = try show(id, entries: entries, outcome: outcome, fresh: fresh, pass: &pass)
-        switch shown {
-        case .appeared, .replaced: pass.present[id] = true
-        case .disappeared: pass.present[id] = false
-        case .unchanged: break
+        if pass.present.keys.contains(id) {
+            switch shown {
+            case .appeared, .replaced: pass.present[id] = true
+            case .disappeared: pass.present[id] = false
+            case .unchanged: break
+            }
         }
         return (shown, deleteMoved)
     }
@@ -235,12 +288,12 @@ struct LogReplay {
     }
 
     private func show(_ id: RecordID, entries: [Stored], outcome: Outcome, fresh: Bool, pass: inout Pass) throws -> Shown {
-        for entry in entries where outcome.ignored.contains(entry.stamp) != entry.ignored {
-            try db.cachedStatement(sql: "UPDATE log_entry SET ignored = ? WHERE zone = ? AND name = ? AND time = ? AND client = ?")
-                .execute(arguments: [!entry.ignored, id.zoneID.zoneName, id.recordName,
-                                     Int64(bitPattern: entry.stamp.time.rawValue), entry.stamp.client.uuidString])
-        }
         if !fresh {
+            for entry in entries where outcome.ignored.contains(entry.stamp) != entry.ignored {
+                try db.cachedStatement(sql: "UPDATE log_entry SET ignored = ? WHERE zone = ? AND name = ? AND time = ? AND client = ?")
+                    .execute(arguments: [!entry.ignored, id.zoneID.zoneName, id.recordName,
+                                         Int64(bitPattern: entry.stamp.time.rawValue), entry.stamp.client.uuidString])
+            }
             try db.cachedStatement(sql: "DELETE FROM log_waiting WHERE zone = ? AND holder = ?").execute(arguments: [id.zoneID.zoneName, id.recordName])
         }
 
@@ -253,7 +306,7 @@ struct LogReplay {
                 if let known = pass.deletes[target] {
                     deleted = known
                 } else {
-                    deleted = Self.fold(try history(of: target)).lastDelete
+                    deleted = Self.fold(try latestHistory(of: target)).lastDelete
                     pass.deletes[target] = deleted
                 }
                 let deletedSince = deleted.map { $0 > live.stamp.time } ?? false
@@ -267,7 +320,16 @@ struct LogReplay {
             }
         }
 
-        let current = entries.first(where: \.shown)?.stamp
+        if fresh {
+            // Written once, marked as this settle leaves them: the desired save is shown below, or nothing is.
+            for var entry in entries {
+                entry.shown = entry.stamp == desired?.entry.stamp
+                entry.ignored = outcome.ignored.contains(entry.stamp)
+                try insert(id, entry)
+            }
+        }
+
+        let current = fresh ? nil : entries.first(where: \.shown)?.stamp
         let present = fresh ? false : try isPresent(id, pass: &pass)
         if current == desired?.entry.stamp, present == (desired != nil) { return .unchanged }
         if let current {
@@ -296,10 +358,15 @@ struct LogReplay {
         if let previous, previous.creatorUserRecordID != desired.record.creatorUserRecordID || previous.creationDate != desired.record.creationDate {
             try access.remove(previous)
         }
-        try access.upsert(desired.record, isNew: present ? !(try access.exists(id)) : true)
-        try db.cachedStatement(sql: "UPDATE log_entry SET shown = 1 WHERE zone = ? AND name = ? AND time = ? AND client = ?")
-            .execute(arguments: [id.zoneID.zoneName, id.recordName, Int64(bitPattern: desired.entry.stamp.time.rawValue),
-                                 desired.entry.stamp.client.uuidString])
+        let type = desired.record.recordType
+        let keys = try pass.searchableKeys[type] ?? access.searchableKeys(of: type)
+        pass.searchableKeys[type] = keys
+        try access.upsert(desired.record, isNew: present ? !(try access.exists(id)) : true, searchableKeys: keys)
+        if !fresh {
+            try db.cachedStatement(sql: "UPDATE log_entry SET shown = 1 WHERE zone = ? AND name = ? AND time = ? AND client = ?")
+                .execute(arguments: [id.zoneID.zoneName, id.recordName, Int64(bitPattern: desired.entry.stamp.time.rawValue),
+                                     desired.entry.stamp.client.uuidString])
+        }
         if keepsChanges {
             try access.appendChange(id, type: desired.record.recordType, kind: previous == nil ? .created : .updated,
                                     previousFields: previous?.fields, date: Date())

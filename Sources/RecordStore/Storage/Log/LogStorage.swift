@@ -29,6 +29,11 @@ final class LogStorage: RecordStorage {
     private let relistSetting: Mutex<Duration>
     /// Whether a log whose `stat` has not changed for `relistAfter` is opened, to refresh the mount's cached `stat`.
     private let opensUnchangedLogs: Bool
+    /// Whether each poll's `stat`s ask the filesystem's server rather than the mount's attribute cache (see `status`).
+    private let asksServer: Bool
+    /// Whether logs are read with O_DIRECT, and one that looks unchanged is read past where the last poll
+    /// stopped all the same (see `hasMore`): GlusterFS's client answers even a forced `stat` from a cache.
+    private let readsPastSize: Bool
     private let logs: DirectoryHandleBox
     private let historyLimit: Int
     /// What the last poll saw of each log and account directory, to skip what has not changed.
@@ -65,6 +70,8 @@ final class LogStorage: RecordStorage {
         // sshfs answers `stat` from a cache it refreshes when the file is opened; GlusterFS's client
         // gave no fresher size after an open (tried), so there an open would only cost a round trip.
         opensUnchangedLogs = filesystem.kind == .sshfs
+        asksServer = filesystem.kind == .glusterfs
+        readsPastSize = filesystem.kind == .glusterfs
         ownDirectory = DirectoryHandleBox(own)
         self.logs = DirectoryHandleBox(logs)
         self.historyLimit = historyLimit
@@ -180,7 +187,7 @@ final class LogStorage: RecordStorage {
             let replay = LogReplay(access, polling: true)
             var result = PollResult()
             var touched = Touched()
-            var caughtUp: [String: FileStamp] = [:]
+            var caughtUp: [String: (stamp: FileStamp, end: Int64)] = [:]
             for candidate in candidates {
                 let budget = limit - result.newEntries
                 guard budget > 0 else {
@@ -193,11 +200,14 @@ final class LogStorage: RecordStorage {
                 result.bytesRead += read.bytesRead
                 result.bytesLeft += max(0, candidate.stamp.size - read.end)
                 if read.stop == .limit { result.moreToRead = true }
-                if read.stop == .caughtUp { caughtUp[candidate.key] = candidate.stamp }
+                if read.stop == .caughtUp { caughtUp[candidate.key] = (candidate.stamp, read.end) }
             }
             result.changedRecords = try replay.settle(touched.order, historyLimit: historyLimit)
             seen.withLock { memory in
-                for (key, stamp) in caughtUp { memory.logs[key] = stamp }
+                for (key, log) in caughtUp {
+                    memory.logs[key] = log.stamp
+                    memory.ends[key] = log.end
+                }
             }
             return result
         }
@@ -235,7 +245,7 @@ final class LogStorage: RecordStorage {
         let relistAfter = self.relistAfter
         for account in try LogDirectory.names(in: logs).sorted() {
             guard let uid = LogDirectory.uid(inAccount: account),
-                  let info = try? logs.status(account), info.st_mode & S_IFMT == S_IFDIR else { continue }
+                  let info = try? status(account, in: logs), info.st_mode & S_IFMT == S_IFDIR else { continue }
             // Where owners mean something, a directory in someone else's name is not read at all.
             if ownersAreMeaningful, info.st_uid != uid { continue }
             let directory: DirectoryHandleBox
@@ -251,7 +261,7 @@ final class LogStorage: RecordStorage {
             }
             for name in names.sorted() {
                 guard let client = LogDirectory.client(inFileName: name),
-                      let file = try? directory.handle.status(name), file.st_mode & S_IFMT == S_IFREG else { continue }
+                      let file = try? status(name, in: directory.handle), file.st_mode & S_IFMT == S_IFREG else { continue }
                 var candidate = Candidate(account: account, uid: uid, client: client, directory: directory, stamp: FileStamp(file))
                 let key = candidate.key
                 let (remembered, confirmed) = seen.withLock { ($0.logs[key], $0.confirmed[key]) }
@@ -259,12 +269,38 @@ final class LogStorage: RecordStorage {
                     // An open refreshes the mount's cached `stat` (sshfs's, kept 20 s); the new one shows now or at a later poll.
                     if let fd = try? directory.handle.openRegularFile(name) { close(fd) }
                     seen.withLock { $0.confirmed[key] = now }
-                    if let again = try? directory.handle.status(name), again.st_mode & S_IFMT == S_IFREG { candidate.stamp = FileStamp(again) }
+                    if let again = try? status(name, in: directory.handle), again.st_mode & S_IFMT == S_IFREG { candidate.stamp = FileStamp(again) }
                 }
-                if remembered != candidate.stamp { candidates.append(candidate) }
+                if remembered != candidate.stamp || readsPastSize && hasMore(name, in: directory.handle, key: key) {
+                    candidates.append(candidate)
+                }
             }
         }
         return candidates
+    }
+
+    /// Whether a log holds bytes past where the last poll read it to its end, by reading there.
+    ///
+    /// GlusterFS's client answers `stat`, even a forced one, from attributes it keeps 1 s, so a
+    /// new entry went unseen for up to a second. A read with O_DIRECT goes to the server: bytes
+    /// past the old end prove there is more, and the poll reads them as it reads any entry,
+    /// checking each one, so an answer that is wrong costs a read and nothing else.
+    private func hasMore(_ name: String, in directory: DirectoryHandle, key: String) -> Bool {
+        guard let end = seen.withLock({ $0.ends[key] }),
+              let fd = try? directory.openRegularFile(name, direct: true) else { return false }
+        defer { close(fd) }
+        guard case .success(let bytes) = LogFileReader.read(fd, at: end, count: 1, direct: true) else { return false }
+        return !bytes.isEmpty
+    }
+
+    /// A poll's `stat` of a log or an account folder.
+    ///
+    /// On GlusterFS it asks past the kernel's attribute cache (statx's `AT_STATX_FORCE_SYNC`), which keeps a
+    /// log's size and a folder's times 1 s; the glusterfs daemon may still answer from a cache of its own,
+    /// which `hasMore` gets past. Elsewhere a plain `stat`: sshfs answers from its own cache anyway (there
+    /// `opensUnchangedLogs` helps), and smbnetfs is slow to ask.
+    private func status(_ name: String, in directory: DirectoryHandle) throws -> stat? {
+        asksServer ? try directory.freshStatus(name) : try directory.status(name)
     }
 
     /// What reading one log gave.
@@ -292,12 +328,19 @@ final class LogStorage: RecordStorage {
     /// Reads one log from where the cache last stopped in it, and keeps its entries.
     private func readLog(_ candidate: Candidate, into replay: LogReplay, limit: Int, touched: inout Touched) throws -> LogRead {
         let name = LogDirectory.fileName(for: candidate.client)
-        guard let fd = try? candidate.directory.handle.openRegularFile(name) else { return LogRead(stop: .unreadable("cannot open")) }
+        // A mount that refuses O_DIRECT is read through its page cache, as anywhere else.
+        var direct = readsPastSize
+        var opened = direct ? try? candidate.directory.handle.openRegularFile(name, direct: true) : nil
+        if opened == nil {
+            direct = false
+            opened = try? candidate.directory.handle.openRegularFile(name)
+        }
+        guard let fd = opened else { return LogRead(stop: .unreadable("cannot open")) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return LogRead(stop: .unreadable("cannot stat")) }
         if ownersAreMeaningful, info.st_uid != candidate.uid { return LogRead(stop: .bad("owned by someone else")) }
-        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd),
+        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd, direct: direct),
               header.account == candidate.account, header.client == candidate.client else {
             return LogRead(stop: .bad("its header is not this log's"))
         }
@@ -309,7 +352,7 @@ final class LogStorage: RecordStorage {
             offset = stored
         }
         // A log replaced by its compacted copy is read again from its start; the history drops what it has seen.
-        let scan = LogFileReader.scan(fd, from: offset, limit: limit)
+        let scan = LogFileReader.scan(fd, from: offset, limit: limit, direct: direct)
         var read = LogRead(stop: scan.stop, bytesRead: scan.end - offset, end: scan.end)
         var foreign = 0
         for entry in scan.entries {
@@ -343,6 +386,8 @@ struct PollMemory {
     }
 
     var logs: [String: FileStamp] = [:]
+    /// Where each log read to its end stopped, which may be past the size its `stat` gave.
+    var ends: [String: Int64] = [:]
     /// When each log unchanged since it was read was last opened to refresh the mount's cached `stat`.
     var confirmed: [String: ContinuousClock.Instant] = [:]
     var accounts: [String: Listing] = [:]

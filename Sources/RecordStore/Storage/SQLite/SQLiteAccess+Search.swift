@@ -26,8 +26,8 @@ extension SQLiteAccess {
     /// Only types with searchable fields have FTS5 rows (`reindexSearchText`
     /// removes a type's rows when its last searchable mark goes), so other
     /// types cost one cached lookup.
-    func indexSearchText(of record: Record, rowID: Int64, isNew: Bool) throws {
-        let keys = try searchableKeys(of: record.recordType)
+    func indexSearchText(of record: Record, rowID: Int64, isNew: Bool, keys known: [String]? = nil) throws {
+        let keys = try known ?? searchableKeys(of: record.recordType)
         guard !keys.isEmpty else { return }
         if !isNew { try db.cachedStatement(sql: "DELETE FROM record_search WHERE rowid = ?").execute(arguments: [rowID]) }
         try insertSearchText(Self.searchText(record.fields, keys: keys), rowID: rowID)

@@ -59,25 +59,43 @@ struct SQLiteAccess: StorageWriter {
     // MARK: Writing
 
     func upsert(_ record: Record, isNew: Bool) throws {
+        try upsert(record, isNew: isNew, searchableKeys: nil)
+    }
+
+    /// `upsert`, with the record type's searchable keys when the caller already knows them (a log replay
+    /// saving thousands of one type looks them up once).
+    func upsert(_ record: Record, isNew: Bool, searchableKeys: [String]?) throws {
         let id = record.recordID
         let fields = try FieldCoding.encode(record.storedFields)
         if fields.utf8.count > StoredColumns.maximumFieldsText {
             throw StoreError(.limitExceeded, "\(id) has \(record.fields.count) fields whose stored form is \(fields.utf8.count) bytes, more than \(StoredColumns.maximumFieldsText); use fewer fields, or move data into an asset.")
         }
-        let rowID = try Int64.fetchOne(db.cachedStatement(sql: """
-            INSERT INTO record (zone, name, type, fields, created, modified, creator, modifier, tag)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (zone, name) DO UPDATE SET
-                type = excluded.type, fields = excluded.fields, modified = excluded.modified,
-                modifier = excluded.modifier, tag = excluded.tag
-            RETURNING id
-            """), arguments: [
-                id.zoneID.zoneName, id.recordName, record.recordType, fields,
-                (record.creationDate ?? Date()).timeIntervalSince1970,
-                (record.modificationDate ?? Date()).timeIntervalSince1970,
-                record.creatorUserRecordID?.recordName ?? "", record.lastModifiedUserRecordID?.recordName ?? "",
-                record.recordChangeTag ?? "",
-            ])
+        let arguments: StatementArguments = [
+            id.zoneID.zoneName, id.recordName, record.recordType, fields,
+            (record.creationDate ?? Date()).timeIntervalSince1970,
+            (record.modificationDate ?? Date()).timeIntervalSince1970,
+            record.creatorUserRecordID?.recordName ?? "", record.lastModifiedUserRecordID?.recordName ?? "",
+            record.recordChangeTag ?? "",
+        ]
+        var rowID: Int64?
+        if isNew {
+            // A new record's row is the one just made: RETURNING would cost a result table per row.
+            try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO record (zone, name, type, fields, created, modified, creator, modifier, tag)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: arguments)
+            if db.changesCount > 0 { rowID = db.lastInsertedRowID }
+        }
+        if rowID == nil {
+            rowID = try Int64.fetchOne(db.cachedStatement(sql: """
+                INSERT INTO record (zone, name, type, fields, created, modified, creator, modifier, tag)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (zone, name) DO UPDATE SET
+                    type = excluded.type, fields = excluded.fields, modified = excluded.modified,
+                    modifier = excluded.modifier, tag = excluded.tag
+                RETURNING id
+                """), arguments: arguments)
+        }
         guard let rowID else { throw StoreError(.internalError, "Saving \(id) returned no row.") }
         if !isNew {
             try db.cachedStatement(sql: "DELETE FROM reference WHERE holder = ?").execute(arguments: [rowID])
@@ -91,7 +109,7 @@ struct SQLiteAccess: StorageWriter {
         for hash in Set(record.assets.compactMap(\.contentHash)) {
             try db.cachedStatement(sql: "INSERT INTO asset_use (hash, record) VALUES (?, ?)").execute(arguments: [hash, rowID])
         }
-        try indexSearchText(of: record, rowID: rowID, isNew: isNew)
+        try indexSearchText(of: record, rowID: rowID, isNew: isNew, keys: searchableKeys)
     }
 
     func remove(_ record: Record) throws {

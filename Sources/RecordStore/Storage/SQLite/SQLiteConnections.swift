@@ -233,6 +233,30 @@ final class NetworkConnections: SQLiteConnections {
         }
     }
 
+    /// How long "malformed" is taken for a stale view of the file before it is believed.
+    ///
+    /// A FUSE mount caches a file's size for about a second, so a connection
+    /// opened just after another mount's commit can read past what it thinks is
+    /// the end of the file and see zeros where new pages are: SQLite then says
+    /// "database disk image is malformed" about a sound file (seen with two
+    /// bindfs mounts under load). Such a read fails before anything is
+    /// written, so it is tried again, with a fresh connection, until the cache
+    /// has had time to expire twice over.
+    static let staleViewPatience: TimeInterval = 3
+
+    /// When a transaction first found the file malformed; later attempts are retried until the patience runs out.
+    struct StaleView {
+        var since: Date?
+
+        mutating func mayBeStale(_ error: DatabaseError) -> Bool {
+            guard error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB else { return false }
+            let now = Date()
+            let first = since ?? now
+            since = first
+            return now.timeIntervalSince(first) < NetworkConnections.staleViewPatience
+        }
+    }
+
     /// The lock instance a waiting process is watching, and since when.
     struct LockWatch {
         var modified: Date?
@@ -242,7 +266,9 @@ final class NetworkConnections: SQLiteConnections {
     private func withQueue<T>(_ body: (DatabaseQueue) throws -> T) throws -> T {
         do {
             var watch = LockWatch()
-            return try settings.retryingBusy(beforeRetry: { breakStaleLock(&watch) }, alsoRetry: lostLockRace) {
+            var damage = StaleView()
+            return try settings.retryingBusy(beforeRetry: { breakStaleLock(&watch) },
+                                             alsoRetry: { lostLockRace($0) || damage.mayBeStale($0) }) {
                 try checkFile()
                 let queue = try open()
                 defer { try? queue.close() }

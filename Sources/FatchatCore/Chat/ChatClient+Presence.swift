@@ -1,0 +1,53 @@
+import Foundation
+import RecordStore
+
+extension ChatClient {
+    /// Writes my presence over the last one, soon and off the caller's thread.
+    public func publishPresence(_ state: PresenceState, reason: String = "", at now: Date = Date()) {
+        let presence = Presence(user: user, handle: handle, state: state, reason: reason, seen: now)
+        ephemeral.submit(presence.record(for: userRecordID))
+    }
+
+    /// Says that I am typing in `channel`, soon and off the caller's thread; never a message.
+    public func announceTyping(in channel: ChannelName, at now: Date = Date()) {
+        ephemeral.submit(TypingNotice(user: user, handle: handle, channel: channel, at: now).record(for: userRecordID))
+    }
+
+    /// Waits at most `timeout` seconds for presence and typing writes to go out (an exiting client's "offline").
+    @discardableResult
+    public func flushEphemeral(timeout: Double) -> Bool { ephemeral.flush(timeout: timeout) }
+
+    /// How many presence and typing saves this client made, for the benchmark.
+    public var ephemeralWrites: Int { ephemeral.writes }
+
+    /// The presence of each of `users` that has one its key vouches for.
+    public func presence(of users: [UserID]) throws -> [UserID: Presence] {
+        guard !users.isEmpty else { return [:] }
+        var found: [UserID: Presence] = [:]
+        for start in stride(from: 0, to: users.count, by: 400) {
+            let ids = users[start..<min(users.count, start + 400)].map { Presence.recordID(for: $0.recordID) }
+            for case .success(let record) in try container.publicDatabase.records(for: ids).values {
+                if let presence = presence(from: record) { found[presence.user] = presence }
+            }
+        }
+        return found
+    }
+
+    /// A presence read from a record, only if its creator's key vouches for it.
+    func presence(from record: Record) -> Presence? {
+        guard let presence = Presence(record), vouches(for: record) else { return nil }
+        return presence
+    }
+
+    /// A typing notice read from a record, only if its creator's key vouches for it.
+    func typing(from record: Record) -> TypingNotice? {
+        guard let notice = TypingNotice(record), vouches(for: record) else { return nil }
+        return notice
+    }
+
+    /// Whether the record's creator signed it as it is: a row someone wrote into the
+    /// file in another's name does not make them look present or typing.
+    private func vouches(for record: Record) -> Bool {
+        container.accountKeys?.check(record).isVerified ?? false
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+@testable import FatchatCore
+@testable import RecordStore
+import Testing
+
+/// Presence and typing: the beacon's timing, the throttle, reading records back from a real container.
+struct PresenceTests {
+    let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func theBeaconBeatsOnceAMinuteAndGoesIdleAfterItsTime() {
+        var beacon = PresenceBeacon(autoAwayAfter: 600, now: start)
+        #expect(beacon.start(now: start) == .init(state: .online, reason: ""))
+        // Ticks in between write nothing: at most one write a minute.
+        #expect((1..<60).compactMap { beacon.tick(now: start + Double($0)) }.isEmpty)
+        #expect(beacon.tick(now: start + 60) == .init(state: .online, reason: ""))
+        #expect(beacon.tick(now: start + 61) == nil)
+        #expect(beacon.activity(now: start + 100) == nil, "activity while online writes nothing")
+        #expect(beacon.tick(now: start + 120)?.state == .online, "the next heartbeat")
+        #expect(beacon.tick(now: start + 699)?.state == .online, "a heartbeat, not yet idle")
+        #expect(beacon.tick(now: start + 700) == .init(state: .away, reason: PresenceBeacon.idleReason))
+        #expect(beacon.activity(now: start + 705) == .init(state: .online, reason: ""))
+    }
+
+    @Test func awayByChoiceStaysUntilBackAndIdleNeverOverridesIt() {
+        var beacon = PresenceBeacon(autoAwayAfter: 60, now: start)
+        _ = beacon.start(now: start)
+        #expect(beacon.away("lunch", now: start + 1) == .init(state: .away, reason: "lunch"))
+        #expect(beacon.activity(now: start + 2) == nil, "a key does not undo /away")
+        #expect(beacon.tick(now: start + 500)?.reason == "lunch")
+        #expect(beacon.isAwayByChoice)
+        #expect(beacon.back(now: start + 501) == .init(state: .online, reason: ""))
+        #expect(PresenceBeacon(autoAwayAfter: 0, now: start).autoAwayAfter == nil, "0 turns auto-away off")
+    }
+
+    @Test func aStaleHeartbeatReadsAsOffline() {
+        let seen = start
+        let presence = Presence(user: UserID(rawValue: "_1001_ada"), handle: "ada", state: .away, reason: "lunch", seen: seen)
+        #expect(presence.state(at: seen + 149) == .away)
+        #expect(presence.state(at: seen + 151) == .offline)
+        #expect(presence.describe(at: seen + 10) == "away: lunch")
+        #expect(presence.describe(at: seen + 1000).hasPrefix("offline, last seen "))
+    }
+
+    @Test func typingIsAnnouncedAtMostEveryThreeSecondsPerChannel() throws {
+        var throttle = TypingThrottle()
+        let general = try ChannelName("general"), ops = try ChannelName("ops")
+        var announced: [Double] = []
+        for step in 0..<50 where throttle.shouldAnnounce(in: general, now: start + Double(step) * 0.2) {
+            announced.append(Double(step) * 0.2)
+        }
+        #expect(announced.map { $0.rounded() } == [0, 3, 6, 9], "\(announced)")
+        let otherChannel = throttle.shouldAnnounce(in: ops, now: start + 9.5)
+        #expect(otherChannel, "another channel is announced at once")
+        let sameAgain = throttle.shouldAnnounce(in: ops, now: start + 9.55)
+        #expect(!sameAgain)
+        throttle.reset()
+        let afterSend = throttle.shouldAnnounce(in: ops, now: start + 9.6)
+        #expect(afterSend, "after a line is sent the next key is announced")
+    }
+
+    @Test func presenceAndTypingGoToTheSharedFileAndReadBackVouchedFor() async throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client("ada", handle: "ada")
+        defer { client.stop() }
+        // The engine's first fetch fixes where its feed starts; what is written before it is not an event.
+        var events: [ChatEvent] = []
+        let started = Date() + 120
+        while Date() < started, !events.contains(where: { if case .status = $0 { true } else { false } }) {
+            events += client.drainEvents()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try client.join(try ChannelName("general"))
+        client.flush()
+        let before = try client.messages(in: try ChannelName("general")).messages.count
+        client.publishPresence(.away, reason: "lunch")
+        client.announceTyping(in: try ChannelName("general"))
+        #expect(client.flushEphemeral(timeout: 10))
+        let found = try client.presence(of: [client.user])
+        #expect(found[client.user]?.state == .away && found[client.user]?.reason == "lunch", "\(found)")
+        // Neither is a message, and neither waits in the outbox.
+        #expect(try client.messages(in: try ChannelName("general")).messages.count == before)
+        #expect(try client.engine.outboxEntries().isEmpty)
+        // The engine hands both over as events.
+        events = []
+        let deadline = Date() + 120
+        while Date() < deadline, !(events.contains { if case .typing = $0 { true } else { false } }) {
+            events += client.drainEvents()
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(events.contains { if case .typing(let n) = $0 { n.channelName == "general" && n.user == client.user } else { false } })
+        #expect(events.contains { if case .presence(let p) = $0 { p.state == .away } else { false } })
+    }
+
+    @Test func aRecordNamedForAnotherAccountIsNotTheirPresence() {
+        var record = Record(recordType: "Presence", recordID: RecordID(recordName: "presence._1002_bob"),
+                            fields: ["state": .string("online"), "seen": .date(start)], changeTag: nil)
+        record.creatorUserRecordID = RecordID(recordName: "_1001_eve")
+        #expect(Presence(record) == nil)
+        record.creatorUserRecordID = RecordID(recordName: "_1002_bob")
+        #expect(Presence(record)?.state == .online)
+        var typing = Record(recordType: "Typing", recordID: RecordID(recordName: "typing._1002_bob"),
+                            fields: ["channel": .string("../etc"), "at": .date(start)], changeTag: nil)
+        typing.creatorUserRecordID = RecordID(recordName: "_1002_bob")
+        #expect(TypingNotice(typing) == nil, "a channel name that is not one is refused")
+    }
+
+    @Test func theGrammarAndTheBotTakeTheNewCommands() throws {
+        #expect(try CommandGrammar.parse("/away out to lunch") == .away(reason: "out to lunch"))
+        #expect(try CommandGrammar.parse("/away") == .away(reason: nil))
+        #expect(try CommandGrammar.parse("/back") == .back)
+        #expect(try CommandGrammar.parse("/open") == .open(index: 1))
+        #expect(try CommandGrammar.parse("/open 3") == .open(index: 3))
+        #expect(throws: CommandError.self) { try CommandGrammar.parse("/open -1") }
+        #expect(try BotInput.json(Array(#"{"cmd":"typing","channel":"ops"}"#.utf8)) == .typing(channel: "ops"))
+        #expect(try BotInput.json(Array(#"{"cmd":"away","reason":"lunch"}"#.utf8)) == .away(reason: "lunch"))
+        #expect(try BotInput.json(Array(#"{"cmd":"open","n":"2"}"#.utf8)) == .open(index: 2))
+        #expect(throws: CommandError.self) { try BotInput.json(Array(#"{"cmd":"open","n":"x"}"#.utf8)) }
+    }
+}
