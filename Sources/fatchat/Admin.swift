@@ -6,7 +6,7 @@ import RecordStore
 struct Admin: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The dashboard: record types, queries, subscriptions, index marks, checks.",
-        subcommands: [Types.self, QueryRecords.self, ListSubscriptions.self, Index.self, Check.self, Reset.self, MigrateToLogs.self])
+        subcommands: [Types.self, QueryRecords.self, ListSubscriptions.self, Index.self, Check.self, Reset.self, MigrateToLogs.self, MigrateToPostgres.self])
 
     struct Types: ReportingCommand {
         static let configuration = CommandConfiguration(abstract: "List record types, their counts and fields, and index marks.")

@@ -8,6 +8,9 @@ enum RecordPrinter {
         var object: [String: Any] = ["recordName": record.recordID.recordName, "recordType": record.recordType]
         if let created = record.creationDate { object["creationDate"] = created.formatted(Date.ISO8601FormatStyle()) }
         if let creator = record.creatorUserRecordID { object["creator"] = creator.recordName }
+        if let modified = record.modificationDate { object["modificationDate"] = modified.formatted(Date.ISO8601FormatStyle()) }
+        if let modifier = record.lastModifiedUserRecordID { object["lastModifier"] = modifier.recordName }
+        if let tag = record.recordChangeTag { object["changeTag"] = tag }
         var fields: [String: Any] = [:]
         for key in record.allKeys { fields[key] = record[key].map(describe) ?? "" }
         object["fields"] = fields

@@ -8,20 +8,24 @@ public enum SQLiteCLI {
     }
 
     /// Runs `sql` on the database at `path`, optionally as another OS user (`launcher`); throws unless sqlite3 exits 0.
-    public static func run(_ path: String, _ sql: String, launcher: [String] = []) throws {
+    /// Returns what it printed.
+    @discardableResult
+    public static func run(_ path: String, _ sql: String, launcher: [String] = []) throws -> String {
         let argv = launcher + ["/usr/bin/sqlite3", path, sql]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: argv[0])
         process.arguments = Array(argv.dropFirst())
-        let errors = Pipe()
+        let errors = Pipe(), output = Pipe()
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = output
         process.standardError = errors
         try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw Failure(description: "sqlite3 exited \(process.terminationStatus): \(text)")
         }
+        return printed
     }
 }

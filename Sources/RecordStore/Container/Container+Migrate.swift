@@ -81,15 +81,20 @@ extension Container {
             try switchDescriptor(descriptor, in: directory)
             progress("\(ContainerDescriptor.fileName) now says the log engine.")
         }
-        let backup = ContainerDirectory.databaseName + ".migrated"
-        if try directory.status(backup) == nil {
-            for suffix in ["", "-wal", "-shm", "-journal"] where try directory.status(ContainerDirectory.databaseName + suffix) != nil {
-                try directory.rename(ContainerDirectory.databaseName + suffix, to: backup + suffix)
-            }
-            migration.backup = directory.path(of: backup)
-            progress("Kept the old shared file as \(directory.path(of: backup)).")
-        }
+        migration.backup = try keepSharedFile(in: directory, progress: progress)
         return migration
+    }
+
+    /// Renames the old shared file (and its journals) to `public.sqlite.migrated` once its container uses
+    /// another engine; returns that path, or nil when an earlier run kept one already.
+    static func keepSharedFile(in directory: DirectoryHandle, progress: (String) -> Void) throws -> String? {
+        let backup = ContainerDirectory.databaseName + ".migrated"
+        guard try directory.status(backup) == nil else { return nil }
+        for suffix in ["", "-wal", "-shm", "-journal"] where try directory.status(ContainerDirectory.databaseName + suffix) != nil {
+            try directory.rename(ContainerDirectory.databaseName + suffix, to: backup + suffix)
+        }
+        progress("Kept the old shared file as \(directory.path(of: backup)).")
+        return directory.path(of: backup)
     }
 
     /// Every record of the shared file as a save by its creator, in the order it was last changed; rows that do not decode are counted.
@@ -185,7 +190,7 @@ extension Container {
     }
 
     /// Replaces `container.json` in one rename, so a reader sees the old descriptor or the new one, never half of either.
-    private static func switchDescriptor(_ descriptor: ContainerDescriptor, in directory: DirectoryHandle) throws {
+    static func switchDescriptor(_ descriptor: ContainerDescriptor, in directory: DirectoryHandle) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601

@@ -155,6 +155,11 @@ final class KeyDirectory: Sendable {
         Self.accounts(in: publishedAccounts(endingWith: userName), named: userName)
     }
 
+    /// Every account with a key file in the container (the `sqlite` and `log` engines), for a migration to a server.
+    func fileAccounts() -> [String] {
+        engine == .postgresql ? [] : publishedAccounts(endingWith: "").filter { LogDirectory.uid(inAccount: $0) != nil }.sorted()
+    }
+
     /// Every account with a published key, or (on a server) those whose name ends in `userName`.
     private func publishedAccounts(endingWith userName: String) -> [String] {
         if engine == .postgresql {

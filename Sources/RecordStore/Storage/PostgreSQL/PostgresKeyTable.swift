@@ -10,16 +10,19 @@ struct PostgresKeyTable: PublishedKeyTable {
     let session: PostgresSession
 
     func publish(account: String, text: Data) throws {
-        try session.withLink { link in
-            var arguments = PostgresArguments()
-            let sql = """
-                INSERT INTO fatchat.identity (account, key, published)
-                VALUES (\(arguments.bind(account)), \(arguments.bind(String(decoding: text, as: UTF8.self))), \(arguments.bind(Date().timeIntervalSince1970)))
-                ON CONFLICT (account) DO UPDATE SET key = excluded.key, published = excluded.published
-                WHERE fatchat.identity.key IS DISTINCT FROM excluded.key
-                """
-            try link.execute(sql, arguments.binds)
-        }
+        try session.withLink { try Self.publish(account: account, text: text, on: $0) }
+    }
+
+    /// Inserts or replaces `account`'s key row on `link`, inside whatever transaction it holds.
+    static func publish(account: String, text: Data, on link: PostgresLink) throws {
+        var arguments = PostgresArguments()
+        let sql = """
+            INSERT INTO fatchat.identity (account, key, published)
+            VALUES (\(arguments.bind(account)), \(arguments.bind(String(decoding: text, as: UTF8.self))), \(arguments.bind(Date().timeIntervalSince1970)))
+            ON CONFLICT (account) DO UPDATE SET key = excluded.key, published = excluded.published
+            WHERE fatchat.identity.key IS DISTINCT FROM excluded.key
+            """
+        try link.execute(sql, arguments.binds)
     }
 
     func text(of account: String) throws -> Data? {

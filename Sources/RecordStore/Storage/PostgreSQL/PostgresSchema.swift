@@ -7,7 +7,9 @@ import PostgresNIO
 /// and the `SECURITY DEFINER` functions; it is the administrator, and as owner
 /// it is not bound by the policies. Every other role is:
 /// - a record row belongs to the role that inserted it (`owner`, set by a
-///   trigger from `current_user`, whatever the client sent), and only that role
+///   trigger from `current_user`, whatever the client sent; only the
+///   administrator migrating a container, `fatchat.migrating` on, inserts rows
+///   for the role their creator names), and only that role
 ///   may update or delete it; its `creator` must be a user record name of that
 ///   role's name (`_<uid>_<role>`), so no one can post as someone else;
 /// - references, asset uses and change-log entries can be written only for
@@ -99,11 +101,26 @@ enum PostgresSchema {
                  END IF;
              END $$
              """, []),
+            // The schema's owner (or a superuser) is the administrator: it is above row-level security already.
+            ("""
+             CREATE FUNCTION fatchat.is_administrator() RETURNS boolean LANGUAGE sql STABLE AS $$
+                 SELECT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = 'fatchat.record'::regclass AND pg_has_role(current_user, c.relowner, 'MEMBER'))
+                     OR EXISTS (SELECT 1 FROM pg_roles WHERE rolname = current_user AND rolsuper)
+             $$
+             """, []),
+            // Whose row an insert makes: the inserting role's, except while the administrator migrates a container
+            // (`fatchat.migrating` set in its transaction), when it is the role the row's account names.
+            ("""
+             CREATE FUNCTION fatchat.writer_of(p_user text) RETURNS name LANGUAGE sql STABLE AS $$
+                 SELECT CASE WHEN current_setting('fatchat.migrating', true) = 'on' AND fatchat.is_administrator()
+                        THEN coalesce(substring(p_user from '^_[0-9]+_(.+)$')::name, current_user) ELSE current_user END
+             $$
+             """, []),
             ("""
              CREATE FUNCTION fatchat.stamp_owner() RETURNS trigger LANGUAGE plpgsql AS $$
              BEGIN
                  IF TG_OP = 'INSERT' THEN
-                     NEW.owner := current_user;
+                     NEW.owner := fatchat.writer_of(NEW.creator);
                  ELSE
                      NEW.owner := OLD.owner;
                      IF NEW.creator <> OLD.creator THEN
@@ -179,7 +196,7 @@ enum PostgresSchema {
             ("""
              CREATE FUNCTION fatchat.stamp_role() RETURNS trigger LANGUAGE plpgsql AS $$
              BEGIN
-                 IF TG_OP = 'INSERT' THEN NEW.role := current_user; ELSE NEW.role := OLD.role; END IF;
+                 IF TG_OP = 'INSERT' THEN NEW.role := fatchat.writer_of(to_jsonb(NEW) ->> TG_ARGV[0]); ELSE NEW.role := OLD.role; END IF;
                  PERFORM fatchat.check_user(to_jsonb(NEW) ->> TG_ARGV[0], NEW.role);
                  RETURN NEW;
              END $$
