@@ -48,6 +48,16 @@ struct PostgresMigrationTests {
         let switched = try descriptor(container)
         #expect(switched["engine"] as? String == "postgresql" && switched["postgresURL"] as? String == cluster.url, "\(switched)")
 
+        // A run that ended after the server's commit but before container.json was switched can be run again: the copy is made anew, once.
+        if engine == "log" {
+            let copied = try cluster.psql("SELECT count(*) || ' ' || count(DISTINCT name) FROM fatchat.record")
+            try setDescriptor(container, engine: engine)
+            let rerun = try await asRoot(["admin", "migrate", container, "--to", cluster.url])
+            #expect(rerun.succeeded, "\(rerun.errorText)")
+            #expect(try await snapshot(container).count == before.count)
+            #expect(try cluster.psql("SELECT count(*) || ' ' || count(DISTINCT name) FROM fatchat.record") == copied)
+        }
+
         // Every record, as it was: name, type, creator, dates (to the second here, to the millisecond below), change tag, fields.
         let after = try await snapshot(container)
         #expect(after.count == before.count)
@@ -92,9 +102,15 @@ struct PostgresMigrationTests {
         #expect(post.succeeded, "\(post.errorText)")
         #expect(try cluster.psql("SELECT count(*) FROM fatchat.record WHERE type = 'Message'") == "5")
 
-        // Running it again is refused, and so is a second container into the now full database.
+        // Running it again is refused, and so is a copy that clients have written to since, and a second container into the now full database.
         let again = try await asRoot(["admin", "migrate", container, "--to", cluster.url])
         #expect(again.failed && again.errorText.contains("already"), "\(again.errorText)")
+        if engine == "log" {
+            try setDescriptor(container, engine: engine)
+            let written = try await asRoot(["admin", "migrate", container, "--to", cluster.url])
+            #expect(written.failed && written.errorText.contains("clients have written to since"), "\(written.errorText)")
+            #expect(try cluster.psql("SELECT count(*) FROM fatchat.record WHERE type = 'Message'") == "5")
+        }
         let other = root.appendingPathComponent("other").path
         #expect(try await asRoot(["init", other, "--engine", engine]).succeeded)
         #expect(try await asRoot(["post", "--container", other, "general", "hi"]).succeeded)
@@ -142,6 +158,14 @@ struct PostgresMigrationTests {
     private func asRoot(_ arguments: [String]) async throws -> Ran {
         let process = try WorkerProcess("root \(arguments.first ?? "")", executable: "fatchat", arguments)
         return Ran(process: process, termination: try await process.finish(timeout: .seconds(120)))
+    }
+
+    /// Rewrites `container.json` to name `engine` again, as a run cut short before its switch would have left it.
+    private func setDescriptor(_ container: String, engine: String) throws {
+        var object = try descriptor(container)
+        object["engine"] = engine
+        object["postgresURL"] = nil
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: container + "/container.json"))
     }
 
     private func descriptor(_ container: String) throws -> [String: Any] {

@@ -17,6 +17,8 @@ extension Container {
 
     /// The `meta` key that names the container a database was filled from, so that a run cut short can be run again.
     static let migratedFromKey = "migrated_from"
+    /// The `meta` key that holds the change sequence the copy ended at: a newer one means clients used the server since.
+    static let migratedThroughKey = "migrated_through"
 
     /// Copies the public database of a `sqlite` or `log` container to an empty PostgreSQL database and
     /// switches the container to it, losing nothing.
@@ -164,7 +166,8 @@ extension Container {
             }
         }
         var mark = PostgresArguments()
-        try link.execute("INSERT INTO fatchat.meta (key, value) VALUES (\(mark.bind(migratedFromKey)), \(mark.bind(container)))", mark.binds)
+        let through = String(try target.latestSequence())
+        try link.execute("INSERT INTO fatchat.meta (key, value) VALUES (\(mark.bind(migratedFromKey)), \(mark.bind(container))), (\(mark.bind(migratedThroughKey)), \(mark.bind(through)))", mark.binds)
         return migration
     }
 
@@ -173,7 +176,8 @@ extension Container {
         var arguments = PostgresArguments()
         let sql = """
             SELECT (SELECT value FROM fatchat.meta WHERE key = \(arguments.bind(migratedFromKey))),
-                   (SELECT count(*) FROM fatchat.record), (SELECT count(*) FROM fatchat.identity), (SELECT count(*) FROM fatchat.subscription)
+                   (SELECT count(*) FROM fatchat.record), (SELECT count(*) FROM fatchat.identity), (SELECT count(*) FROM fatchat.subscription),
+                   (SELECT value FROM fatchat.meta WHERE key = \(arguments.bind(migratedThroughKey))), (SELECT coalesce(max(seq), 0) FROM fatchat.change)
             """
         guard let row = try link.rows(sql, arguments.binds).first else { return }
         let columns = PostgresColumns(row)
@@ -184,10 +188,15 @@ extension Container {
             let what = from.map { "a copy of another container (\($0))" } ?? "\(counts[0]) records, \(counts[1]) keys and \(counts[2]) subscriptions"
             throw StoreError(.invalidArguments, "The database \(endpoint.database) at \(endpoint.place) already holds \(what); a migration goes into an empty database only, so nothing was changed. Use a new database, or drop the schema fatchat there first.")
         }
-        // This container's own earlier copy, whose run ended before container.json was switched: made again from the source.
+        // This container's own earlier copy, whose run ended before container.json was switched, is made again from the
+        // source; but not once a client has written to the server since, which would lose what it wrote.
+        let through = columns.isNull(4) ? nil : try columns.text(4, "migrated_through")
+        guard through == String(try columns.integer(5, "latest")) else {
+            throw StoreError(.invalidArguments, "The database \(endpoint.database) at \(endpoint.place) holds a copy of this container that clients have written to since; running the migration again would lose what they wrote, so nothing was changed. Point container.json at the server again (\(endpoint.url)), or drop the schema fatchat there to start over.")
+        }
         for table in ["record", "change", "identity", "subscription", "asset", "meta"] {
             var clear = PostgresArguments()
-            let condition = table == "meta" ? " WHERE key = \(clear.bind(migratedFromKey))" : ""
+            let condition = table == "meta" ? " WHERE key IN (\(clear.bind(migratedFromKey)), \(clear.bind(migratedThroughKey)))" : ""
             try link.execute("DELETE FROM fatchat.\(table)\(condition)", clear.binds)
         }
     }
