@@ -43,6 +43,10 @@ struct BenchSettings: ParsableArguments {
     var deliveryMessages: Int?
     @Option(help: "Receiver counts for delivery latency, comma-separated (default 1,8; smoke 1,2).")
     var receivers: String?
+    @Option(help: "A PostgreSQL database (URL without a password) for the postgresql delivery rows; erased before each configuration, so give the bench one of its own. Without it, no postgresql rows.")
+    var postgres: String?
+    @Option(help: "Receiver counts for delivery through PostgreSQL, comma-separated (default 1,8,64; smoke 1,2).")
+    var postgresReceivers: String?
     @Option(help: "Repetitions of each query (default 200; smoke 10).")
     var queryRuns: Int?
     @Option(help: "The deep cursor page, in pages of 50 (default 1000; smoke 5).")
@@ -89,6 +93,10 @@ struct BenchSettings: ParsableArguments {
         (receivers ?? (smoke ? "1,2" : "1,8")).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
 
+    var postgresReceiverCounts: [Int] {
+        (postgresReceivers ?? (smoke ? "1,2" : "1,8,64")).split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     var workURL: URL { URL(fileURLWithPath: workDir).standardizedFileURL }
     var containerURL: URL {
         container.map { URL(fileURLWithPath: $0).standardizedFileURL }
@@ -108,7 +116,7 @@ struct BenchSettings: ParsableArguments {
     func validate() throws {
         guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
               queryRunCount > 0, depthPages > 1, logMessageCount > 0, logCatchUpRunCount > 0, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
-              receiverCounts.allSatisfy({ $0 > 0 }) else {
+              receiverCounts.allSatisfy({ $0 > 0 }), postgresReceiverCounts.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("Sizes must be positive (and --depth at least 2).")
         }
         _ = try selected()
@@ -119,7 +127,8 @@ struct BenchSettings: ParsableArguments {
     var summary: [String: String] {
         ["messages": "\(messageCount)", "channels": "\(channelCount)", "processes": "\(processCount)",
          "postsPerProcess": "\(postCount)", "postRuns": "\(postRunCount)", "deliveryMessages": "\(deliveryCount)",
-         "receivers": receiverCounts.map(String.init).joined(separator: ","), "queryRuns": "\(queryRunCount)",
+         "receivers": receiverCounts.map(String.init).joined(separator: ","),
+         "postgres": postgres ?? "none", "postgresReceivers": postgresReceiverCounts.map(String.init).joined(separator: ","), "queryRuns": "\(queryRunCount)",
          "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "logMessages": "\(logMessageCount)",
          "logCatchUpRuns": "\(logCatchUpRunCount)", "logParts": logParts ?? "all",
          "smoke": "\(smoke)", "container": containerURL.path, "workDir": workURL.path]

@@ -13,6 +13,9 @@ struct DeliveryBenchmark {
     let work: URL
     let messages: Int
     let receiverCounts: [Int]
+    /// A database for the `postgresql` rows, erased before each configuration; nil leaves them out.
+    var postgresURL: String? = nil
+    var postgresReceiverCounts: [Int] = []
 
     func run(into report: inout Report) throws {
         let filesystem = MachineDescription.filesystem(of: work.path)
@@ -41,6 +44,25 @@ struct DeliveryBenchmark {
                                   value: Double(lost), unit: "msgs", target: .atMost(0, "msgs"), runs: 1))
             }
         }
+        if let postgresURL { try runOnServer(postgresURL, into: &report) }
+    }
+
+    /// The same hop through PostgreSQL: the commit's `NOTIFY` wakes each receiver's `LISTEN`, which fetches.
+    private func runOnServer(_ url: String, into report: inout Report) throws {
+        for receivers in postgresReceiverCounts {
+            let baseline = try pipeLatencies(receivers: receivers, interval: 0.02)
+            let (latencies, lost, cpu) = try engineLatencies(mode: .local, receivers: receivers, postgresURL: url)
+            let measured = Distribution(latencies), floor = Distribution(baseline)
+            let note = "\(messages) commits × \(receivers) receiver(s) through PostgreSQL (\(url)), LISTEN/NOTIFY then a fetch from the token; \(lost) deliveries missing; each receiver used \(Report.format(cpu)) ms of CPU per message (whole run, start-up included). Each receiver holds two connections (LISTEN and queries)."
+            for (quantile, value, base, limit) in [("p50", measured.p50, floor.p50, 5.0), ("p99", measured.p99, floor.p99, 25.0)] {
+                report.add(Figure(id: "delivery.postgresql.\(receivers).\(quantile)",
+                                  label: "delivery latency, postgresql, \(receivers) receiver(s), \(quantile)",
+                                  value: value, unit: "ms", baseline: base, baselineLabel: "pipe wake-up", target: .atMost(limit, "ms"),
+                                  distribution: measured, runs: latencies.count, note: quantile == "p50" ? note : nil))
+            }
+            report.add(Figure(id: "delivery.postgresql.\(receivers).lost", label: "deliveries not seen, postgresql, \(receivers) receiver(s)",
+                              value: Double(lost), unit: "msgs", target: .atMost(0, "msgs"), runs: 1))
+        }
     }
 
     /// Typists and heartbeats at work while messages are delivered: 8 accounts' typing notices,
@@ -63,12 +85,20 @@ struct DeliveryBenchmark {
                           value: without.p50 > 0 ? with.p50 / without.p50 : 0, unit: "×", runs: 1))
     }
 
-    private func engineLatencies(mode: JournalMode, receivers: Int, chatter: Bool = false) throws -> (latencies: [Double], lost: Int, cpuPerMessage: Double) {
-        let directory = work.appendingPathComponent("delivery-\(mode.rawValue)-\(receivers)\(chatter ? "-chatter" : "")")
+    private func engineLatencies(mode: JournalMode, receivers: Int, chatter: Bool = false, postgresURL: String? = nil) throws -> (latencies: [Double], lost: Int, cpuPerMessage: Double) {
+        let directory = work.appendingPathComponent("delivery-\(postgresURL == nil ? mode.rawValue : "postgresql")-\(receivers)\(chatter ? "-chatter" : "")")
         try? FileManager.default.removeItem(at: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
         let containerURL = directory.appendingPathComponent("container")
-        let container = try Container(url: containerURL, options: Container.Options(mode: mode, privateDataDirectory: directory.appendingPathComponent("private-sender")))
+        var options = Container.Options(mode: mode, privateDataDirectory: directory.appendingPathComponent("private-sender"))
+        if let postgresURL {
+            options.engine = .postgresql
+            options.postgresURL = postgresURL
+        }
+        let container = postgresURL == nil ? try Container(url: containerURL, options: options)
+            : try Container.create(at: containerURL, access: .umask, options: options)
+        // Each configuration starts from an empty server, so no receiver counts an earlier one's messages.
+        if postgresURL != nil { try container.publicDatabase.eraseAll() }
         let channel = try ChannelName("bench-delivery")
         _ = try ChatClient(container: container, handle: "sender").createChannel(channel)
         let interval = mode == .local ? 0.02 : 0.05

@@ -31,7 +31,8 @@ struct RunBenchmarks: ParsableCommand {
         }
         if selected.contains(.delivery) {
             progress("delivery latency: \(settings.deliveryCount) messages, receivers \(settings.receiverCounts)")
-            try DeliveryBenchmark(work: work, messages: settings.deliveryCount, receiverCounts: settings.receiverCounts).run(into: &report)
+            try DeliveryBenchmark(work: work, messages: settings.deliveryCount, receiverCounts: settings.receiverCounts,
+                                  postgresURL: settings.postgres, postgresReceiverCounts: settings.postgresReceiverCounts).run(into: &report)
         }
         if selected.contains(.queries), let info {
             progress("queries: \(settings.queryRunCount) runs each, deep page \(settings.depthPages)")
