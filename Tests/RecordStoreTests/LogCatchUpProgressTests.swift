@@ -10,12 +10,12 @@ struct LogCatchUpProgressTests {
         return try Container(url: directory.path("container"), options: options)
     }
 
-    /// A writer whose log holds `count` notes it never applied to its own cache.
-    func writeLog(_ directory: TemporaryDirectory, count: Int) throws {
+    /// A writer whose log holds `count` notes it never applied to its own cache; `suffix` marks saves made again.
+    func writeLog(_ directory: TemporaryDirectory, count: Int, suffix: String = "") throws {
         let writer = try openClient(directory, "writer")
         try writer.appendToOwnLogUnapplied((0..<count).map { index in
             var record = Record(recordType: "Note", recordID: RecordID(recordName: "n\(index)"))
-            record["text"] = .string("note \(index)")
+            record["text"] = .string("note \(index)" + suffix)
             return record
         })
     }
@@ -42,12 +42,7 @@ struct LogCatchUpProgressTests {
         let directory = try TemporaryDirectory()
         let count = CatchUpProgress.threshold + 2_000
         try writeLog(directory, count: count)
-        let writer = try openClient(directory, "writer")
-        try writer.appendToOwnLogUnapplied((0..<3).map { index in
-            var record = Record(recordType: "Note", recordID: RecordID(recordName: "n\(index)"))
-            record["text"] = .string("note \(index), edited")
-            return record
-        })
+        try writeLog(directory, count: 3, suffix: ", edited")
         let stepped = try openClient(directory, "stepped")
         var reports: [CatchUpProgress] = []
         #expect(try stepped.refreshPublicDatabase { reports.append($0) } == count + 3)
