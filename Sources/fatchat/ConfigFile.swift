@@ -29,7 +29,7 @@ struct ConfigFile {
     static let maximumSize = 64 * 1024
 
     /// The keys at the top level, and what each holds; `fatchat config --print` shows them in this order.
-    static let keys = ["handle", "container", "notify-command", "highlight", "mouse", "bell", "desktop-notifications",
+    static let settingNames = ["handle", "container", "notify-command", "highlight", "mouse", "bell", "desktop-notifications",
                        "auto-away", "colors", "keys"]
 
     let path: String
@@ -148,13 +148,14 @@ struct ConfigFile {
                     try KeyBindings.key(named: text)
                 }
             default:
-                throw problem(at: keyNode, "unknown setting '\(key)'; the settings are \(Self.keys.joined(separator: ", "))")
+                throw problem(at: keyNode, "unknown setting '\(key)'; the settings are \(Self.settingNames.joined(separator: ", "))")
             }
         }
-        try checkKeysTogether()
+        // Bindings are checked together, so that two actions claiming one key stop the file here too.
+        _ = try bindings()
     }
 
-    /// The bindings, which are checked together: two actions may not claim one key.
+    /// The key bindings the file gives; two actions may not claim one key.
     func bindings() throws(Problem) -> KeyBindings {
         var bindings = KeyBindings.defaults
         for (name, action) in KeyBindings.names {
@@ -166,10 +167,6 @@ struct ConfigFile {
             }
         }
         return bindings
-    }
-
-    private func checkKeysTogether() throws(Problem) {
-        _ = try bindings()
     }
 
     // MARK: Reading values
