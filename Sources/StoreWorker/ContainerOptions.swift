@@ -22,6 +22,9 @@ struct ContainerOptions: ParsableArguments {
     @Option(name: .long, help: "sqlite or log: the engine a new container gets, and the one an existing container must have.")
     var engine: StorageEngine?
 
+    @Flag(name: .long, help: "Print a line on stdout for each step of a long catch-up from a log container's logs.")
+    var catchUpProgress = false
+
     /// Opens the container and picks the database.
     func open() throws -> (Container, RecordDatabase) {
         var options = Container.Options(mode: mode.journalMode, naming: Self.naming)
@@ -29,7 +32,13 @@ struct ContainerOptions: ParsableArguments {
         options.engine = engine
         let container = try Container(url: URL(fileURLWithPath: container, isDirectory: true), options: options)
         // A log container's cache catches up with every log before the worker looks at it.
-        try container.refreshPublicDatabase()
+        if catchUpProgress {
+            try container.refreshPublicDatabase { progress in
+                WorkerOutput.line(progress.description)
+            }
+        } else {
+            try container.refreshPublicDatabase()
+        }
         switch database {
         case .public: return (container, container.publicDatabase)
         case .private: return (container, container.privateDatabase)

@@ -104,8 +104,8 @@ struct Admin: ParsableCommand {
             } catch let error as StoreError where error.code == .badDatabase {}
             let database = container?.publicDatabase
             // A log container has no shared file to check (one made by migration keeps only its backup).
-            let engine = (try? ContainerSummary.read(global.containerURL, naming: .fatchat))?.engine
-            var problems = engine == .log ? [] : try RecordDatabase.checkPublicDatabase(inContainer: global.containerURL, naming: .fatchat)
+            let engine = (try? ContainerSummary.read(try global.containerURL(), naming: .fatchat))?.engine
+            var problems = engine == .log ? [] : try RecordDatabase.checkPublicDatabase(inContainer: try global.containerURL(), naming: .fatchat)
             if let database { problems += try OrphanCheck.problems(database) }
             if let container { problems += try SignatureCheckLines.problems(container) }
             if problems.isEmpty {

@@ -9,23 +9,35 @@ struct Chat: ReportingCommand {
         abstract: "Open the full-screen client (the default).",
         discussion: "F1 or /help inside the client lists the keys and commands.")
     @OptionGroup var global: GlobalOptions
-    @Flag(help: "Ring the terminal bell when someone mentions your handle or sends you a direct message.") var bell = false
-    @Flag(help: "Send a desktop-notification escape (OSC 777 and OSC 9) when someone mentions you or sends you a direct message.") var notify = false
+    @OptionGroup var screen: ScreenOptions
     @OptionGroup var presence: PresenceOptions
-    @Flag(help: "Leave the mouse to the terminal: no wheel scrolling, no clicks on channels.") var noMouse = false
 
     func execute() throws {
+        let settings = try Settings.resolve(global: global, screen: screen, presence: presence)
         var options = ChatScreen.Options()
-        options.bellOnMention = bell
-        options.desktopNotifications = notify
-        options.autoAwayAfter = presence.autoAwaySeconds(default: 10)
-        options.notifyCommand = presence.notifyCommand
+        options.bellOnMention = settings.bell.value
+        options.desktopNotifications = settings.desktopNotifications.value
+        options.autoAwayAfter = settings.autoAway.value > 0 ? settings.autoAway.value * 60 : nil
+        options.notifyCommand = settings.notifyCommand.value
+        options.keys = settings.bindings
+        options.theme = settings.theme
         do {
-            try ClientApp.run(client: try global.openClient("tui"), options: options, mouse: !noMouse)
+            try ClientApp.run(client: try global.openClient("tui", settings: settings), options: options, mouse: settings.mouse.value)
         } catch let error as TerminalError {
             throw CommandError(error.description)
         }
     }
+}
+
+/// The client's screen options, which the configuration file can also set.
+struct ScreenOptions: ParsableArguments {
+    @Flag(inversion: .prefixedNo, help: "Ring the terminal bell when someone mentions your handle or sends you a direct message.")
+    var bell: Bool?
+    @Flag(inversion: .prefixedNo,
+          help: "Send a desktop-notification escape (OSC 777 and OSC 9) when someone mentions you or sends you a direct message.")
+    var notify: Bool?
+    @Flag(inversion: .prefixedNo, help: "Let the wheel scroll and a click choose a channel (--no-mouse leaves the mouse to the terminal).")
+    var mouse: Bool?
 }
 
 struct Init: ReportingCommand {
@@ -181,13 +193,14 @@ struct Bot: ReportingCommand {
     @OptionGroup var presence: PresenceOptions
 
     func execute() throws {
+        let settings = try Settings.resolve(global: global, presence: presence)
         var options = BotRunner.Options()
         options.autoAway = presence.autoAwaySeconds(default: 0)
-        options.notifyCommand = presence.notifyCommand
+        options.notifyCommand = settings.notifyCommand.value
         options.join = join
         options.json = json
         options.drainTimeout = drainTimeout
-        let outcome = try BotRunner(client: try global.openClient("bot"), options: options).run()
+        let outcome = try BotRunner(client: try global.openClient("bot", settings: settings), options: options).run()
         if case .unsent = outcome { throw ExitCode(3) }
     }
 }
@@ -250,7 +263,7 @@ extension StorageEngine: ExpressibleByArgument {}
 /// The presence and notification options the client and the bot share.
 struct PresenceOptions: ParsableArguments {
     @Option(name: .customLong("auto-away"),
-            help: "Show as away after this many minutes without a key (client) or an input line (bot); 0 never. Default: 10 for the client, 0 for the bot.")
+            help: "Show as away after this many minutes without a key (client) or an input line (bot); 0 never. Default: the configuration file's auto-away, else 10, for the client; 0 for the bot.")
     var autoAway: Double?
     @Option(help: ArgumentHelp("Run this program (no shell) for a mention of you or a direct message to you, with three arguments: the sender, the channel (#name, or dm) and the text.", valueName: "CMD"))
     var notifyCommand: String?

@@ -17,7 +17,7 @@ struct Doctor: ReportingCommand {
     var directory: String?
 
     func execute() throws {
-        let url = directory.map { URL(fileURLWithPath: $0) } ?? global.containerURL
+        let url = try directory.map { URL(fileURLWithPath: $0) } ?? global.containerURL()
         let summary = try ContainerSummary.read(url, naming: .fatchat)
         let filesystem = Filesystem.detect(for: url)
         var daemonOptions: [String]?

@@ -16,8 +16,8 @@ struct Fatchat: ParsableCommand {
             messages still queued; 64 bad command-line usage.
             """,
         version: FatchatVersion.string,
-        subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Profile.self, Whois.self, Doctor.self, Admin.self,
-                      ManualSections.self],
+        subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Profile.self, Whois.self, Doctor.self,
+                      ConfigCommand.self, Admin.self, ManualSections.self],
         defaultSubcommand: Chat.self)
 }
 
@@ -42,11 +42,18 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Override the filesystem detection: local or network.", valueName: "MODE"))
     var fsMode: String?
 
-    /// The container directory these options name.
-    var containerURL: URL {
-        if let container { return URL(fileURLWithPath: container) }
-        if let env = ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"], !env.isEmpty { return URL(fileURLWithPath: env) }
-        return Container.defaultURL(naming: .fatchat)
+    @Option(help: ArgumentHelp("The configuration file (default: $XDG_CONFIG_HOME/fatchat/config.yaml, else ~/.config/fatchat/config.yaml).",
+                               valueName: "FILE"))
+    var config: String?
+
+    /// The settings of this run: these options over the configuration file.
+    func settings() throws -> Settings {
+        try Settings.resolve(global: self)
+    }
+
+    /// The container directory these options and the configuration file name.
+    func containerURL() throws -> URL {
+        try settings().container.value
     }
 
     /// Opens the container; only the embedded default in the user's own data directory is made on first use.
@@ -55,11 +62,11 @@ struct GlobalOptions: ParsableArguments {
     /// container whose descriptor has gone is never silently made anew.
     /// `publicOnFirstUse` leaves the shared file closed until something needs it, so a lock on it holds up nothing before then.
     /// `catchUp: false` skips a log container's first reading of the logs, for work that must not take long.
-    func openContainer(create: Bool = true, publicOnFirstUse: Bool = false, catchUp: Bool = true) throws -> Container {
+    func openContainer(create: Bool = true, publicOnFirstUse: Bool = false, catchUp: Bool = true, settings: Settings? = nil) throws -> Container {
         // Every command opens its container here first, before any row is read, so this is where the process says how its damaged rows are reported.
         DamagedRowLog.word(as: .fatchat)
-        let named = container != nil || !(ProcessInfo.processInfo.environment["FATCHAT_CONTAINER"] ?? "").isEmpty
-        var options = Container.Options(create: create && !named, naming: .fatchat)
+        let settings = try settings ?? self.settings()
+        var options = Container.Options(create: create && !settings.containerIsNamed, naming: .fatchat)
         options.opensPublicDatabaseOnFirstUse = publicOnFirstUse
         options.refusesSingleFileOnNetwork = true
         if let fsMode {
@@ -68,19 +75,21 @@ struct GlobalOptions: ParsableArguments {
             }
             options.mode = mode
         }
-        let opened = try Container(url: containerURL, options: options)
+        let opened = try Container(url: settings.container.value, options: options)
         // A log container's first poll may be long; a poll that fails here fails again, and is reported, where the command reads.
         if catchUp { try? CatchUpBar.catchUp(opened) }
         return opened
     }
 
     /// Opens the chat; `client` names where this command keeps its place in the change feed.
-    func openClient(_ client: String, resume: Bool = true) throws -> ChatClient {
+    func openClient(_ client: String, resume: Bool = true, settings: Settings? = nil) throws -> ChatClient {
+        let settings = try settings ?? self.settings()
         var configuration = SyncEngine.Configuration()
         configuration.clientName = client
         configuration.resumeFromSavedToken = resume
         // A lock on the shared file then holds up only what needs it, not the queuing of a line.
-        return try ChatClient(container: try openContainer(publicOnFirstUse: true), handle: handle, configuration: configuration)
+        return try ChatClient(container: try openContainer(publicOnFirstUse: true, settings: settings), handle: settings.handle.value,
+                              highlights: settings.highlight.value, configuration: configuration)
     }
 }
 

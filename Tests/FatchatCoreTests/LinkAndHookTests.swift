@@ -46,7 +46,14 @@ struct LinkAndHookTests {
         chmod(script.path, 0o755)
         let hook = NotifyHook(program: script.path)
         let canary = dir.appendingPathComponent("pwned").path
-        #expect(hook.run(sender: "bob", channel: "#general", text: "ada: $(touch \(canary)); `touch \(canary)` | x"))
+        // A script written a moment ago can still be open for writing in a child that another test's
+        // spawn forked meanwhile, and exec then fails with ETXTBSY until that child execs: so a few tries.
+        var started = false
+        for _ in 0..<50 where !started {
+            started = hook.run(sender: "bob", channel: "#general", text: "ada: $(touch \(canary)); `touch \(canary)` | x")
+            if !started { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(started)
         let deadline = Date() + 120
         while Date() < deadline, !FileManager.default.fileExists(atPath: out.path) { try await Task.sleep(for: .milliseconds(50)) }
         let argv = try String(contentsOf: out, encoding: .utf8)

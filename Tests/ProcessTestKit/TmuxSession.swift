@@ -29,6 +29,9 @@ public final class TmuxSession: Sendable {
     /// The screen as text.
     public func capture() throws -> String { try tmux(["capture-pane", "-p", "-t", name], capturing: true) }
 
+    /// The screen with its colours and attributes, as SGR escape sequences.
+    public func captureWithStyles() throws -> String { try tmux(["capture-pane", "-p", "-e", "-t", name], capturing: true) }
+
     /// The screen as text, or empty if tmux could not be asked; for failure messages.
     public var screen: String { (try? capture()) ?? "" }
 

@@ -10,12 +10,12 @@ struct LogCatchUpProgressTests {
         return try Container(url: directory.path("container"), options: options)
     }
 
-    /// A writer whose log holds `count` notes it never applied to its own cache.
-    func writeLog(_ directory: TemporaryDirectory, count: Int) throws {
+    /// A writer whose log holds `count` notes it never applied to its own cache; `suffix` marks saves made again.
+    func writeLog(_ directory: TemporaryDirectory, count: Int, suffix: String = "") throws {
         let writer = try openClient(directory, "writer")
         try writer.appendToOwnLogUnapplied((0..<count).map { index in
             var record = Record(recordType: "Note", recordID: RecordID(recordName: "n\(index)"))
-            record["text"] = .string("note \(index)")
+            record["text"] = .string("note \(index)" + suffix)
             return record
         })
     }
@@ -35,6 +35,36 @@ struct LogCatchUpProgressTests {
         #expect(reports.last == CatchUpProgress(entries: count, bytesRead: reports.last?.bytesTotal ?? -1, bytesTotal: reports.last?.bytesTotal ?? -2, isDone: true))
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.entries < $1.entries && $0.bytesRead < $1.bytesRead })
         #expect(try reader.publicDatabase.countRecords(matching: Query(recordType: "Note")) == count)
+    }
+
+    @Test("A record saved again in a later step of one catch-up shows its last save, once, like a record read in one step")
+    func recordChangedInALaterStep() throws {
+        let directory = try TemporaryDirectory()
+        let count = CatchUpProgress.threshold + 2_000
+        try writeLog(directory, count: count)
+        try writeLog(directory, count: 3, suffix: ", edited")
+        let stepped = try openClient(directory, "stepped")
+        var reports: [CatchUpProgress] = []
+        #expect(try stepped.refreshPublicDatabase { reports.append($0) } == count + 3)
+        #expect(reports.count >= 2)
+        let whole = try openClient(directory, "whole")
+        #expect(try whole.refreshPublicDatabase() == count + 3)
+        for reader in [stepped, whole] {
+            #expect(try reader.publicDatabase.countRecords(matching: Query(recordType: "Note")) == count)
+            for index in 0..<4 {
+                let text = try reader.publicDatabase.record(for: RecordID(recordName: "n\(index)"))["text"]
+                #expect(text == .string(index < 3 ? "note \(index), edited" : "note \(index)"))
+            }
+            var created = 0
+            var token: ChangeToken?
+            while true {
+                let batch = try reader.publicDatabase.fetchChanges(since: token, limit: 400)
+                created += batch.changes.filter { $0.kind == .created }.count
+                token = batch.token
+                if !batch.moreComing { break }
+            }
+            #expect(created == count)
+        }
     }
 
     @Test("Little to read: no report at all")

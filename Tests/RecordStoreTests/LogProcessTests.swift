@@ -125,3 +125,45 @@ extension MultiProcessTests {
         }
     }
 }
+
+extension MultiProcessTests.LogProcessTests {
+    @Test("A reader killed with SIGKILL in the middle of its first catch-up ends, on its next start, with every record once")
+    func killedCatchUpLeavesNothingHalfDone() async throws {
+        let directory = try TemporaryDirectory()
+        let container = directory.path("container").path
+        var options = Container.Options(privateDataDirectory: directory.path("private-writer"))
+        options.engine = .log
+        options.mode = .local
+        let writer = try Container(url: directory.path("container"), options: options)
+        // Fewer than the change history keeps (100,000), so that `check` reads every creation from the feed.
+        let count = 90_000
+        for start in stride(from: 0, to: count, by: 15_000) {
+            try writer.appendToOwnLogUnapplied((start..<start + 15_000).map { index in
+                var record = Record(recordType: "Item", recordID: RecordID(recordName: "item-\(index)"))
+                record["text"] = .string("item \(index)")
+                return record
+            })
+        }
+        let readerData = directory.path("private-reader").path
+        let victim = try WorkerProcess("catching-up reader", Self.arguments("check", container, privateDir: readerData, ["--catch-up-progress"]))
+        defer { victim.killIfRunning() }
+        // The first report comes after 10,000 entries and the second after 50,000 more, all in one transaction;
+        // the last 30,000 are still being read when the kill comes.
+        let started = await victim.waitForLines(2, timeout: .seconds(600))
+        #expect(started, "the reader never reported two steps: \(victim.errorText)")
+        victim.signal(SIGKILL)
+        let end = try await victim.finish(timeout: .seconds(30))
+        #expect(end == WorkerProcess.Termination(status: SIGKILL, signaled: true), "the reader ended with \(end) before it was killed: \(victim.lines.suffix(3))")
+        #expect(!victim.lines.contains { $0.hasPrefix("caught up") })
+
+        let lines = try await Fixture.run(Self.arguments("check", container, privateDir: readerData, ["--catch-up-progress"]), timeout: .seconds(600))
+        #expect(lines.contains("caught up: \(count) entries"), "the restarted reader did not catch up from the beginning: \(lines.suffix(3))")
+        let report = try JSONDecoder().decode(Fixture.CheckReport.self, from: Data((lines.last ?? "").utf8))
+        let expected = Set((0..<count).map { "item-\($0)" })
+        let difference = Fixture.difference(present: report.present, expected: expected)
+        #expect(difference.missing.isEmpty, "missing \(difference.missing.prefix(10))")
+        #expect(difference.extra.isEmpty, "extra \(difference.extra.prefix(10))")
+        #expect(report.duplicated.isEmpty)
+        #expect(report.createdEntries == count)
+    }
+}

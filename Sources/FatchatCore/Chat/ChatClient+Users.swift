@@ -27,7 +27,8 @@ extension ChatClient {
         return container.currentUser.userName
     }
 
-    static func checkHandle(_ handle: String) throws(CommandError) {
+    /// Refuses a handle nobody may take.
+    public static func checkHandle(_ handle: String) throws(CommandError) {
         let ok = (1...32).contains(handle.count) && handle.unicodeScalars.allSatisfy {
             !$0.properties.isWhitespace && !CharacterSet.controlCharacters.contains($0) && $0 != "#" && $0 != "@"
         }

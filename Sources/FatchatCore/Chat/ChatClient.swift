@@ -20,6 +20,8 @@ public final class ChatClient: Sendable {
     let container: Container
     let engine: SyncEngine
     let handleOverride: String?
+    /// Highlight words from the configuration file, which count as my own but are not stored.
+    let configuredHighlights: [String]
     /// Messages this process queued, so that a bot does not echo its own.
     private let queuedHere = Mutex<Set<MessageID>>([])
     /// Channels this process found itself a member of, and when; see `joinedChannel`.
@@ -27,12 +29,16 @@ public final class ChatClient: Sendable {
     /// Presence and typing records, written straight to the shared file off the caller's thread.
     let ephemeral: EphemeralWriter
 
-    /// Opens the chat on `container`, with an engine set up by `configuration`; `handle` overrides the saved handle for this run.
+    /// Opens the chat on `container`, with an engine set up by `configuration`; `handle` overrides the saved handle for this run,
+    /// and `highlights` are highlight words kept elsewhere (the configuration file's), added to the stored ones.
     ///
     /// The `fatchat` executable wires them together here; front ends take the client it made.
-    public init(container: Container, handle: String? = nil, configuration: SyncEngine.Configuration = SyncEngine.Configuration()) throws {
+    public init(container: Container, handle: String? = nil, highlights: [String] = [],
+                configuration: SyncEngine.Configuration = SyncEngine.Configuration()) throws {
         self.container = container
         self.handleOverride = handle
+        for word in highlights { try Self.checkHighlight(word) }
+        configuredHighlights = highlights.map { $0.lowercased() }
         ephemeral = EphemeralWriter(database: container.publicDatabase)
         // The damaged-row log is one per process; a front end built on the chat, which may
         // not go through the `fatchat` executable, still words its notices as Fatchat's.

@@ -26,7 +26,7 @@ extension ChatScreen {
 
     /// Keys that belong to the client rather than the input line. Returns whether it took the key.
     private func handleClientKey(_ key: Key) -> Bool {
-        guard let action = ClientAction.forKey(key, inputIsEmpty: editor.text.isEmpty) else { return false }
+        guard let action = options.keys.action(for: key, inputIsEmpty: editor.text.isEmpty) else { return false }
         switch action {
         case .selectChannel(let index):
             let buffers = roster.buffers

@@ -25,6 +25,10 @@ public final class ChatScreen {
         public var autoAwayAfter: TimeInterval? = 600
         /// `--notify-command`: run for a mention of me or a direct message to me.
         public var notifyCommand: String?
+        /// Which keys do what, after the configuration file's bindings.
+        public var keys = KeyBindings.defaults
+        /// The styles, after the configuration file's colours.
+        public var theme = Theme()
 
         public init() {}
     }
@@ -72,7 +76,7 @@ public final class ChatScreen {
         state.myHandle = client.handle
         state.highlightWords = client.highlightWords()
         state.status = StatusInfo(handle: client.handle, syncState: sync.state)
-        state.helpText = HelpText.bundled
+        state.helpText = HelpText.text(with: options.keys)
         roster.channels = try client.joinedChannels()
         if roster.channels.isEmpty {
             let general = try ChannelName("general")

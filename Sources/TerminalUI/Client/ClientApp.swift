@@ -34,7 +34,7 @@ public enum ClientApp {
         // Standard error is the screen now: a skipped damaged row comes through the chat's events instead.
         client.start(reportingDamagedRows: true)
         defer { client.stop(waitingAtMost: 1) }
-        let renderOptions = RenderOptions(usesColor: terminal.usesColor)
+        let renderOptions = RenderOptions(usesColor: terminal.usesColor, theme: options.theme)
         var opening = Opening(client: client)
         var screen: ChatScreen?
         var failure: (any Error)?
@@ -70,10 +70,10 @@ public enum ClientApp {
             case .input(let inputs):
                 for input in inputs {
                     switch input {
-                    case .key(let key) where ClientAction.forKey(key, inputIsEmpty: false) == .resize:
+                    case .key(let key) where options.keys.action(for: key, inputIsEmpty: false) == .resize:
                         let size = terminal.size
                         screen?.resize(width: size.width, height: size.height)
-                    case .key(let key) where ClientAction.forKey(key, inputIsEmpty: false) == .redraw:
+                    case .key(let key) where options.keys.action(for: key, inputIsEmpty: false) == .redraw:
                         terminal.invalidate()
                     default:
                         if let screen { screen.handle(input) } else { opening.keep(input) }

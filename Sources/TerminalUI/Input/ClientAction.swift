@@ -33,29 +33,40 @@ public enum ClientAction: Hashable, Sendable {
     /// Ctrl-C or Ctrl-Q: leave.
     case quit
 
-    /// The action for a key, or nil when the key belongs to the line editor.
+    /// The keys each action takes unless a configuration file binds it to others.
+    ///
+    /// Alt-1…Alt-9, Home and End on an empty line, Esc and a resize are not in this table:
+    /// they cannot be bound to anything else (see ``forKey(_:inputIsEmpty:)``).
+    public static let defaultKeys: [(action: ClientAction, keys: [Key])] = [
+        (.nextChannel, [.control("n")]),
+        (.previousChannel, [.control("p")]),
+        (.nextActiveChannel, [.alt("a")]),
+        (.jumpToReplyParent, [.alt("r")]),
+        (.jumpToUnread, [.alt("u")]),
+        (.pageUp, [.pageUp]),
+        (.pageDown, [.pageDown]),
+        (.toggleHelp, [.function(1)]),
+        (.toggleMemberList, [.function(2), .alt("m")]),
+        (.redraw, [.control("l")]),
+        (.quit, [.control("c"), .control("q")]),
+    ]
+
+    /// The action for a key under the default bindings, or nil when the key belongs to the line editor.
     ///
     /// Home and End scroll the messages only while the input line is empty; otherwise they
     /// move the cursor. Ctrl-S is taken here (and ignored) so that it never freezes output.
     public static func forKey(_ key: Key, inputIsEmpty: Bool) -> ClientAction? {
+        KeyBindings.defaults.action(for: key, inputIsEmpty: inputIsEmpty)
+    }
+
+    /// The actions no binding can move: the channel digits, Home and End on an empty line, Esc, a resize.
+    static func fixedAction(for key: Key, inputIsEmpty: Bool) -> ClientAction? {
         switch key {
         case .alt(let c):
             if let digit = c.wholeNumberValue, (1...9).contains(digit) { return .selectChannel(digit) }
-            if c == "a" { return .nextActiveChannel }
-            if c == "m" { return .toggleMemberList }
-            if c == "r" { return .jumpToReplyParent }
-            if c == "u" { return .jumpToUnread }
             return nil
-        case .control("n"): return .nextChannel
-        case .control("p"): return .previousChannel
-        case .control("c"), .control("q"): return .quit
-        case .control("l"): return .redraw
-        case .pageUp: return .pageUp
-        case .pageDown: return .pageDown
         case .home where inputIsEmpty: return .scrollToOldest
         case .end where inputIsEmpty: return .scrollToNewest
-        case .function(1): return .toggleHelp
-        case .function(2): return .toggleMemberList
         case .escape: return .dismiss
         case .resize: return .resize
         default: return nil

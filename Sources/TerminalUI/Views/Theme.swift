@@ -33,4 +33,12 @@ public struct Theme: Sendable, Equatable {
 
     /// The default theme.
     public init() {}
+
+    /// Each style by the name a configuration file gives it.
+    public static let names: [(name: String, style: WritableKeyPath<Theme, Style> & Sendable)] = [
+        ("bar", \.bar), ("current-channel", \.currentChannel), ("unread-channel", \.unreadChannel),
+        ("mention-channel", \.mentionChannel), ("time", \.time), ("mention", \.mention), ("pending", \.pending),
+        ("failed", \.failed), ("edited", \.edited), ("quote", \.quote), ("reaction", \.reaction), ("marker", \.marker),
+        ("banner", \.banner), ("separator", \.separator), ("overlay", \.overlay),
+    ]
 }

@@ -42,7 +42,8 @@ extension Container {
     /// does nothing for a `sqlite` one. The sync engine's change signal does this on every poll.
     ///
     /// `progress` hears how far a long catch-up has got: nothing when there is little to read,
-    /// otherwise once per step of `LogStorage.catchUpStep` entries and once at the end.
+    /// otherwise once per step of `LogStorage.catchUpStep` entries and once at the end. It is called
+    /// inside the cache's write transaction (a first catch-up is one), so it must not write to this container.
     @discardableResult
     public func refreshPublicDatabase(progress: ((CatchUpProgress) -> Void)? = nil) throws -> Int {
         guard engine == .log, let storage = try ((publicDatabase.storage as? LazyStorage)?.storage() ?? publicDatabase.storage) as? LogStorage else {
@@ -52,17 +53,14 @@ extension Container {
         var bytesRead: Int64 = 0
         var reporting = false
         // A first step no larger than a short wait tells whether the rest is worth a progress bar.
-        var limit = progress == nil ? 200_000 : CatchUpProgress.threshold
-        while true {
-            let result = try storage.refresh(limit: limit)
+        return try storage.catchUp(firstLimit: progress == nil ? 200_000 : CatchUpProgress.threshold,
+                                   limit: progress == nil ? 200_000 : LogStorage.catchUpStep) { result in
             applied += result.newEntries
             bytesRead += result.bytesRead
-            limit = progress == nil ? 200_000 : LogStorage.catchUpStep
             if result.moreToRead { reporting = progress != nil }
             if reporting {
                 progress?(CatchUpProgress(entries: applied, bytesRead: bytesRead, bytesTotal: bytesRead + result.bytesLeft, isDone: !result.moreToRead))
             }
-            if !result.moreToRead { return applied }
         }
     }
 }

@@ -28,9 +28,14 @@ struct LogReplay {
     /// `polling`: the entries come from logs, and the cache holds nothing of a record but its stored
     /// entries, so a record seen for the first time can be settled from memory.
     init(_ access: SQLiteAccess, polling: Bool = false) {
+        self.init(access, arrivals: polling ? Arrivals() : nil)
+    }
+
+    /// A step of a longer catch-up, whose steps share one transaction and what they learnt of it.
+    init(_ access: SQLiteAccess, arrivals: Arrivals?) {
         self.access = access
         db = access.db
-        arrivals = polling ? Arrivals() : nil
+        self.arrivals = arrivals
     }
 
     /// The whole history of each record that had none before this poll, in the order it arrived.
@@ -43,10 +48,17 @@ struct LogReplay {
         var histories: [RecordID: [Stored]] = [:]
         /// Records this poll found entries of from before it, which settle from the table.
         var known: Set<RecordID> = []
-        /// Whether `log_entry` held no row when this poll began, once looked up: then no record is known.
+        /// Whether `log_entry` held no row when this poll (or the catch-up's transaction) began, once looked up.
         var startedEmpty: Bool?
+        /// Hashes of the records whose entries arrived since then: while `startedEmpty`, a record whose hash is
+        /// not here has no stored entry, so a catch-up's later steps skip a lookup per record (a collision costs one).
+        var arrivedHashes: Set<Int> = []
         /// Client IDs as the table spells them; a catch-up has few clients and many entries.
         var clientTexts: [UUID: String] = [:]
+
+        init(startedEmpty: Bool? = nil) {
+            self.startedEmpty = startedEmpty
+        }
     }
 
     /// A client ID as `log_entry` spells it.
@@ -97,7 +109,7 @@ struct LogReplay {
         if arrivals.startedEmpty == nil {
             arrivals.startedEmpty = try !(Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM log_entry)")) ?? true)
         }
-        if arrivals.startedEmpty == true { return true }
+        if arrivals.startedEmpty == true, arrivals.arrivedHashes.insert(id.hashValue).inserted { return true }
         return try !(Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM log_entry WHERE zone = ? AND name = ?)"),
                                    arguments: [id.zoneID.zoneName, id.recordName]) ?? true)
     }

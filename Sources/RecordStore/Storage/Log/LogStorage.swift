@@ -173,44 +173,123 @@ final class LogStorage: RecordStorage {
     /// a stat per account directory and per log, and a read of each log that changed.
     ///
     /// `limit` bounds the entries one poll applies, so that catching up with a long history
-    /// goes in steps; call again while `moreToRead`.
+    /// goes in steps; call again while `moreToRead`, or call `catchUp`.
     func refresh(limit: Int = 200_000) throws -> PollResult {
         let candidates = try changedLogs()
         guard !candidates.isEmpty else { return PollResult() }
-        return try cache.write { writer in
-            guard let access = writer as? SQLiteAccess else {
-                throw StoreError(.internalError, "The log engine's cache handed out a writer it does not know.")
-            }
-            // A catch-up writes far more pages than SQLite's default 2 MB cache holds; spilling them
-            // to the WAL and reading them back was a third of its time.
+        var caughtUp: [String: LogEnd] = [:]
+        let result = try cache.write { writer in
+            let access = try Self.access(writer)
             try access.db.execute(sql: "PRAGMA cache_size = -65536")
-            let replay = LogReplay(access, polling: true)
-            var result = PollResult()
-            var touched = Touched()
-            var caughtUp: [String: (stamp: FileStamp, end: Int64)] = [:]
-            for candidate in candidates {
-                let budget = limit - result.newEntries
-                guard budget > 0 else {
-                    result.moreToRead = true
-                    result.bytesLeft += try unread(candidate, db: access.db)
-                    continue
-                }
-                let read = try readLog(candidate, into: replay, limit: budget, touched: &touched)
-                result.newEntries += read.newEntries
-                result.bytesRead += read.bytesRead
-                result.bytesLeft += max(0, candidate.stamp.size - read.end)
-                if read.stop == .limit { result.moreToRead = true }
-                if read.stop == .caughtUp { caughtUp[candidate.key] = (candidate.stamp, read.end) }
-            }
-            result.changedRecords = try replay.settle(touched.order, historyLimit: historyLimit)
-            seen.withLock { memory in
-                for (key, log) in caughtUp {
-                    memory.logs[key] = log.stamp
-                    memory.ends[key] = log.end
-                }
-            }
-            return result
+            return try poll(candidates, replay: LogReplay(access, polling: true), limit: limit, caughtUp: &caughtUp).result
         }
+        remember(caughtUp)
+        return result
+    }
+
+    /// The entries one transaction of a bulk load applies at most: a catch-up of more goes in several.
+    static let bulkEntries = 2_000_000
+
+    /// The page cache of a bulk load: a quarter of the machine's memory, at most 1 GiB, in KiB.
+    static var bulkCacheKiB: Int { Int(min(ProcessInfo.processInfo.physicalMemory / 4, 1 << 30) / 1024) }
+
+    /// Reads every log to its end, in steps of `limit` entries (`firstLimit` for the first), telling `step`
+    /// what each did; returns the entries applied.
+    ///
+    /// A catch-up into a cache that holds no entry yet is a bulk load: its steps share one transaction
+    /// (up to `bulkEntries`), with a page cache large enough to hold what they write. The tables keyed by
+    /// record name (`log_entry`, `record`'s names) take rows at random places; in steps that each
+    /// committed, every step rewrote nearly every page of them, and once they outgrew the page cache each
+    /// row read its page back, so a million entries cost far more than five times two hundred thousand.
+    /// Nothing of a bulk load is committed until it ends: a client killed halfway leaves the cache empty,
+    /// and its next start catches up from the beginning. `step` runs inside that transaction.
+    func catchUp(firstLimit: Int, limit: Int, step: (PollResult) -> Void) throws -> Int {
+        var applied = 0
+        var nextLimit = firstLimit
+        while true {
+            let candidates = try changedLogs()
+            guard !candidates.isEmpty else {
+                step(PollResult())
+                return applied
+            }
+            var caughtUp: [String: LogEnd] = [:]
+            let moreToRead = try cache.write { writer -> Bool in
+                let access = try Self.access(writer)
+                let bulk = try !(Bool.fetchOne(access.db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM log_entry)")) ?? true)
+                try access.db.execute(sql: bulk ? "PRAGMA cache_size = -\(Self.bulkCacheKiB)" : "PRAGMA cache_size = -65536")
+                // Steps of one transaction share what they learnt: above all, which records have entries.
+                let arrivals = LogReplay.Arrivals(startedEmpty: bulk)
+                var pending = candidates
+                var inTransaction = 0
+                while true {
+                    let (result, unfinished) = try poll(pending, replay: LogReplay(access, arrivals: arrivals), limit: nextLimit, caughtUp: &caughtUp)
+                    nextLimit = limit
+                    applied += result.newEntries
+                    inTransaction += result.newEntries
+                    step(result)
+                    if !result.moreToRead || !bulk || inTransaction >= Self.bulkEntries || unfinished.isEmpty {
+                        // The pages a bulk load cached are let go as soon as it commits.
+                        if bulk { try access.db.execute(sql: "PRAGMA cache_size = -65536") }
+                        return result.moreToRead
+                    }
+                    pending = unfinished
+                }
+            }
+            remember(caughtUp)
+            if !moreToRead { return applied }
+        }
+    }
+
+    private static func access(_ writer: any StorageWriter) throws -> SQLiteAccess {
+        guard let access = writer as? SQLiteAccess else {
+            throw StoreError(.internalError, "The log engine's cache handed out a writer it does not know.")
+        }
+        return access
+    }
+
+    /// Where a log read to its end stopped, and its `stat` then.
+    private struct LogEnd {
+        var stamp: FileStamp
+        var end: Int64
+    }
+
+    /// Notes the logs a committed poll read to their end, so later polls skip them while they stay the same.
+    private func remember(_ caughtUp: [String: LogEnd]) {
+        seen.withLock { memory in
+            for (key, log) in caughtUp {
+                memory.logs[key] = log.stamp
+                memory.ends[key] = log.end
+            }
+        }
+    }
+
+    /// Reads up to `limit` new entries from `candidates` and applies them; also returns the candidates
+    /// that have more to read than this poll took.
+    private func poll(_ candidates: [Candidate], replay: LogReplay, limit: Int,
+                      caughtUp: inout [String: LogEnd]) throws -> (result: PollResult, unfinished: [Candidate]) {
+        var result = PollResult()
+        var touched = Touched()
+        var unfinished: [Candidate] = []
+        for candidate in candidates {
+            let budget = limit - result.newEntries
+            guard budget > 0 else {
+                result.moreToRead = true
+                result.bytesLeft += try unread(candidate, db: replay.db)
+                unfinished.append(candidate)
+                continue
+            }
+            let read = try readLog(candidate, into: replay, limit: budget, touched: &touched)
+            result.newEntries += read.newEntries
+            result.bytesRead += read.bytesRead
+            result.bytesLeft += max(0, candidate.stamp.size - read.end)
+            if read.stop == .limit {
+                result.moreToRead = true
+                unfinished.append(candidate)
+            }
+            if read.stop == .caughtUp { caughtUp[candidate.key] = LogEnd(stamp: candidate.stamp, end: read.end) }
+        }
+        result.changedRecords = try replay.settle(touched.order, historyLimit: historyLimit)
+        return (result, unfinished)
     }
 
     /// A log file as a poll found it.
@@ -431,7 +510,7 @@ final class LogChangeSignal: StorageChangeSignal {
     }
 
     func hasChanged() throws -> Bool {
-        while try storage.refresh().moreToRead {}
+        _ = try storage.catchUp(firstLimit: 200_000, limit: 200_000) { _ in }
         return try sequence.hasChanged()
     }
 }
