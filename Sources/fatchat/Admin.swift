@@ -131,7 +131,12 @@ struct Admin: ParsableCommand {
                     throw ExitCode.failure
                 }
             }
-            try container.publicDatabase.eraseAll()
+            let bar = ProgressBar()
+            defer { bar.end() }
+            try container.publicDatabase.eraseAll { erased in
+                bar.update(erased.fraction, "erased \(erased.done) of \(erased.total) rows")
+            }
+            bar.end()
             Output.line("Erased \(container.url.path).")
         }
     }

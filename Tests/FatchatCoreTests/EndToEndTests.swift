@@ -66,6 +66,25 @@ struct EndToEndTests {
         }
     }
 
+    @Test func resetErasesEverythingAndReportsProgressInPlainLinesOffATerminal() async throws {
+        let (root, container) = try await sharedContainer()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await fatchat(Self.alice, ["post", "--container", container, "general", "one"])
+        try await fatchat(Self.bob, ["post", "--container", container, "general", "two"])
+
+        let reset = try await fatchat(Self.alice, ["admin", "reset", "--yes", "--container", container])
+        #expect(reset.lines == ["Erased \(container)."], "\(reset.lines) \(reset.errorText)")
+        // Stderr is a pipe here: the bar is plain lines, the last one saying every row went.
+        let progress = reset.errorText.split(separator: "\n").map(String.init)
+        let last = try #require(progress.last, "no progress on stderr")
+        let counts = last.split(separator: " ").compactMap { Int($0) }
+        #expect(last.hasPrefix("erased ") && counts.count == 2 && counts[0] == counts[1] && counts[0] >= 4, "\(reset.errorText)")
+        #expect(!reset.errorText.contains("\r") && !reset.errorText.contains("["), "\(reset.errorText)")
+
+        let read = try await fatchat(Self.bob, ["read", "--container", container, "general", "--json"])
+        #expect(objects(read).isEmpty, "\(read.lines)")
+    }
+
     @Test func bobCannotDeleteAlicesMessage() async throws {
         let (root, container) = try await sharedContainer()
         defer { try? FileManager.default.removeItem(at: root) }

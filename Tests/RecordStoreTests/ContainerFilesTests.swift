@@ -259,6 +259,37 @@ import Testing
         #expect(try String(contentsOf: precious, encoding: .utf8) == "precious")
     }
 
+    @Test func erasingEverythingGoesInBatchesAndReportsHowFarItIs() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container().publicDatabase
+        try db.setIndexes(.searchable, forField: "text", ofType: "Note")
+        for batch in 0..<26 {
+            let notes = (0..<400).map { index in
+                var note = Record(recordType: "Note")
+                note["text"] = .string("note \(batch * 400 + index)")
+                return note
+            }
+            _ = try db.modifyRecords(saving: notes, deleting: [])
+        }
+        let query = Query(recordType: "Note")
+        #expect(try db.countRecords(matching: query) == 10_400)
+
+        var reports: [ErasureProgress] = []
+        try db.eraseAll { reports.append($0) }
+        let total = try #require(reports.first).total
+        // Records, their search text and their changes: at least 10,400 rows of each, over 10,000 a batch.
+        #expect(total >= 3 * 10_400, "\(reports)")
+        #expect(reports.first?.done == 0 && reports.last?.done == total, "\(reports)")
+        #expect(reports.allSatisfy { $0.total == total }, "\(reports)")
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.done <= $1.done }, "\(reports)")
+        #expect(reports.filter { $0.done > 0 && $0.done < total }.count >= 4, "a report after each batch: \(reports)")
+        #expect(reports.last?.fraction == 1)
+        #expect(try db.countRecords(matching: query) == 0)
+        #expect(try db.records(matching: Query(recordType: "Note", predicate: try QueryPredicate(format: "self CONTAINS %@", "note"))).records.isEmpty)
+        // The change history went too, so every earlier token has expired.
+        #expect(#expect(throws: StoreError.self) { try db.fetchChanges(since: nil) }?.code == .changeTokenExpired)
+    }
+
     @Test func aStoredAssetIsNeverReachedThroughASymlinkAndIsCheckedOnTheWayOut() throws {
         let dir = try TemporaryDirectory()
         let container = try dir.container()

@@ -99,6 +99,28 @@ struct PostgresEngineTests {
         #expect(deleted == Set(["general"] + (0..<30).map { "m\($0)" }))
     }
 
+    @Test("Erasing everything on the server reports its progress and leaves no record, change or subscription")
+    func eraseAllReportsProgress() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: .postgresql).publicDatabase
+        let notes = (0..<40).map { index in
+            var note = Record(recordType: "Note")
+            note["n"] = .int64(Int64(index))
+            return note
+        }
+        try db.modifyRecords(saving: notes, deleting: []).check()
+        _ = try db.save(Subscription(subscriptionID: "notes", recordType: "Note", options: .firesOnRecordCreation))
+
+        var reports: [ErasureProgress] = []
+        try db.eraseAll { reports.append($0) }
+        let total = try #require(reports.first).total
+        #expect(total >= 80, "40 records and their changes: \(reports)")
+        #expect(reports.map(\.done) == [0, 40, total], "\(reports)")
+        #expect(try db.countRecords(matching: Query(recordType: "Note")) == 0)
+        #expect(try db.allSubscriptions().isEmpty)
+        #expect(#expect(throws: StoreError.self) { try db.fetchChanges(since: nil) }?.code == .changeTokenExpired)
+    }
+
     @Test("A queryable mark is an expression index the server uses for a channel's newest page")
     func queryableMarkIsAnExpressionIndex() throws {
         let dir = try TemporaryDirectory()

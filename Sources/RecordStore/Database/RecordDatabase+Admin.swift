@@ -1,5 +1,14 @@
 import Foundation
 
+/// How far `eraseAll` has come: rows of records, their search text and changes removed, of how many.
+public struct ErasureProgress: Sendable, Equatable {
+    public var done: Int
+    public var total: Int
+
+    /// The share done, 0…1; 1 when there was nothing to remove.
+    public var fraction: Double { total == 0 ? 1 : Double(done) / Double(total) }
+}
+
 /// A record type as the database holds it: how many records, and the type of each field seen.
 public struct RecordTypeSummary: Sendable, Equatable {
     public var recordType: String
@@ -29,9 +38,11 @@ extension RecordDatabase {
     }
 
     /// Removes every record, change and subscription, and the asset files. Change tokens expire.
-    public func eraseAll() throws {
+    ///
+    /// It is one transaction, all or nothing; `progress` hears how many rows are gone after each batch.
+    public func eraseAll(progress: (ErasureProgress) -> Void = { _ in }) throws {
         try storage.write { writer in
-            let hashes = try writer.eraseAll()
+            let hashes = try writer.eraseAll(progress: progress)
             try assets.collect(hashes, using: writer)
         }
     }

@@ -133,8 +133,9 @@ protocol StorageWriter: StorageReader {
     func deleteSubscriptions(parentedBy ids: [RecordID]) throws
     /// Deletes one owner's subscription; returns whether there was one.
     func deleteSubscription(id: String, owner: String) throws -> Bool
-    /// Removes every record, change and subscription; returns the asset hashes that were in use.
-    func eraseAll() throws -> Set<String>
+    /// Removes every record, change and subscription, telling `progress` how far it is now and then;
+    /// returns the asset hashes that were in use.
+    func eraseAll(progress: (ErasureProgress) -> Void) throws -> Set<String>
 }
 
 extension StorageWriter {

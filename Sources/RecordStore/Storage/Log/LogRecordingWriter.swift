@@ -92,7 +92,7 @@ struct LogRecordingWriter: StorageWriter {
     }
     func deleteSubscriptions(parentedBy ids: [RecordID]) throws { try base.deleteSubscriptions(parentedBy: ids) }
     func deleteSubscription(id: String, owner: String) throws -> Bool { try base.deleteSubscription(id: id, owner: owner) }
-    func eraseAll() throws -> Set<String> {
+    func eraseAll(progress: (ErasureProgress) -> Void) throws -> Set<String> {
         throw StoreError(.permissionFailure, "A log container's public database cannot be erased from one client: every client replays every log.")
     }
 }

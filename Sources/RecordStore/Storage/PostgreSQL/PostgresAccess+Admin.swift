@@ -66,12 +66,21 @@ extension PostgresAccess {
         return problems
     }
 
-    func eraseAll() throws -> Set<String> {
+    /// Each statement is one batch on the server: `progress` hears after the records (with their references,
+    /// asset uses and search text, by their foreign keys) and after the changes.
+    func eraseAll(progress: (ErasureProgress) -> Void) throws -> Set<String> {
         let hashes = Set(try link.rows("SELECT DISTINCT hash FROM fatchat.asset_use").compactMap { try? PostgresColumns($0).text(0, "hash") })
-        try link.execute("DELETE FROM fatchat.record")
+        let counts = try link.rows("SELECT (SELECT count(*) FROM fatchat.record), (SELECT count(*) FROM fatchat.change)").first
+        let records = try counts.map { try PostgresColumns($0).integer(0, "records") } ?? 0
+        let changes = try counts.map { try PostgresColumns($0).integer(1, "changes") } ?? 0
+        var erased = ErasureProgress(done: 0, total: Int(records + changes))
+        progress(erased)
+        erased.done += try link.execute("DELETE FROM fatchat.record")
+        progress(erased)
         try link.execute("DELETE FROM fatchat.subscription")
         let latest = try latestSequence()
-        try link.execute("DELETE FROM fatchat.change")
+        erased.done += try link.execute("DELETE FROM fatchat.change")
+        progress(erased)
         var arguments = PostgresArguments()
         try link.execute("UPDATE fatchat.meta SET value = \(arguments.bind(String(latest))) WHERE key = 'pruned_through'", arguments.binds)
         return hashes

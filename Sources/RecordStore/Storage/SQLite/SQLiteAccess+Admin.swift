@@ -105,8 +105,27 @@ extension SQLiteAccess {
         return damaged.filter { seen.insert($0).inserted }
     }
 
-    func eraseAll() throws -> Set<String> {
+    /// The bulky tables `eraseAll` empties a batch at a time: how to count each, and how to delete up to `?` of its rows.
+    /// A record's references and asset uses go with it, by their foreign keys.
+    private static let erasedInBatches = [
+        ("SELECT count(*) FROM record", "DELETE FROM record WHERE id IN (SELECT id FROM record LIMIT ?)"),
+        ("SELECT count(*) FROM record_search", "DELETE FROM record_search WHERE rowid IN (SELECT rowid FROM record_search LIMIT ?)"),
+        ("SELECT count(*) FROM change", "DELETE FROM change WHERE seq IN (SELECT seq FROM change LIMIT ?)"),
+    ]
+
+    func eraseAll(progress: (ErasureProgress) -> Void) throws -> Set<String> {
         let hashes = Set(try String.fetchAll(db, sql: "SELECT DISTINCT CAST(hash AS TEXT) FROM asset_use"))
+        var erased = ErasureProgress(done: 0, total: 0)
+        for (count, _) in Self.erasedInBatches { erased.total += try Int.fetchOne(db, sql: count) ?? 0 }
+        progress(erased)
+        for (_, delete) in Self.erasedInBatches {
+            repeat {
+                try db.execute(sql: delete, arguments: [10_000])
+                erased.done = min(erased.total, erased.done + db.changesCount)
+                progress(erased)
+            } while db.changesCount > 0
+        }
+        // Whatever a batch's count missed, and the small tables, go in one statement each.
         try db.execute(sql: "DELETE FROM record")
         try db.execute(sql: "DELETE FROM change")
         try db.execute(sql: "DELETE FROM subscription")
