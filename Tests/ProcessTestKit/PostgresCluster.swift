@@ -43,10 +43,15 @@ public final class PostgresCluster: Sendable {
     public let port: Int
     /// The database every test uses; created by `start`.
     public let database: String
+    /// Where the server listens for TCP: 127.0.0.1, and any address `init` was given.
+    public let listenAddresses: [String]
     private let bin: String
 
     /// Makes and starts a cluster with one database, `database`, owned by the superuser.
-    public init(database: String = "fatchat") throws {
+    ///
+    /// `alsoListeningOn` adds addresses to 127.0.0.1, and `allowing` lets clients from those networks (CIDR)
+    /// in with a password, as a server that other hosts reach would.
+    public init(database: String = "fatchat", alsoListeningOn addresses: [String] = [], allowing networks: [String] = []) throws {
         if let reason = Self.unavailableReason { throw Failure(description: reason) }
         guard let bin = Self.binDirectory, let server = getpwnam(Self.serverUser) else {
             throw Failure(description: "PostgreSQL is not installed")
@@ -56,6 +61,7 @@ public final class PostgresCluster: Sendable {
         directory = String(cString: template)
         self.bin = bin
         self.database = database
+        listenAddresses = ["127.0.0.1"] + addresses
         // The socket lives here, so every test user must be able to reach it; only the server writes it.
         chown(directory, server.pointee.pw_uid, server.pointee.pw_gid)
         chmod(directory, 0o755)
@@ -63,6 +69,12 @@ public final class PostgresCluster: Sendable {
         do {
             try runAsServer([bin + "/initdb", "-D", directory + "/data", "-U", Self.serverUser, "--no-sync",
                              "--auth-local=peer", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8"])
+            let rules = networks.map { "host all all \($0) scram-sha-256\n" }.joined()
+            if !rules.isEmpty, let hba = FileHandle(forWritingAtPath: directory + "/data/pg_hba.conf") {
+                hba.seekToEndOfFile()
+                hba.write(Data(rules.utf8))
+                hba.closeFile()
+            }
             try start()
             try psql("CREATE DATABASE \(database)", database: "postgres")
         } catch {
@@ -106,7 +118,7 @@ public final class PostgresCluster: Sendable {
     public func start() throws {
         // fsync=off: the tests kill the server process, never the machine, so what the kernel holds survives;
         // synchronous_commit stays on, or a commit a client saw could vanish with a killed server.
-        let options = "-k \(directory) -p \(port) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        let options = "-k \(directory) -p \(port) -c listen_addresses=\(listenAddresses.joined(separator: ",")) -c fsync=off -c max_connections=200"
         try runAsServer([bin + "/pg_ctl", "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"])
     }
 
@@ -128,6 +140,11 @@ public final class PostgresCluster: Sendable {
     public func psql(_ sql: String, as osUser: String = PostgresCluster.serverUser, database: String? = nil) throws -> String {
         try run(Self.asUser(osUser) + [bin + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
                  "-h", directory, "-p", String(port), "-d", database ?? self.database, "-c", sql])
+    }
+
+    /// Gives a role a password, for a client that reaches the server over TCP (scram-sha-256).
+    public func setPassword(_ password: String, of role: String) throws {
+        try psql("ALTER ROLE \"\(role)\" PASSWORD '\(password)'")
     }
 
     /// Makes a login role for an OS user, as an administrator would for each member.
