@@ -101,6 +101,8 @@ let package = Package(
                 "RecordStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // Only for the raw-INSERT baseline beside the postgresql engine.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(name: "FatchatBenchTests", dependencies: ["FatchatBench", "ProcessTestKit"]),

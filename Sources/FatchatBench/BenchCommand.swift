@@ -47,6 +47,8 @@ struct BenchSettings: ParsableArguments {
     var postgres: String?
     @Option(help: "Receiver counts for delivery through PostgreSQL, comma-separated (default 1,8,64; smoke 1,2).")
     var postgresReceivers: String?
+    @Option(help: "Messages seeded on PostgreSQL for its query rows (default 1000000; smoke 2000); the seed is reused only by a run that erased nothing since (--only queries).")
+    var postgresMessages: Int?
     @Option(help: "Repetitions of each query (default 200; smoke 10).")
     var queryRuns: Int?
     @Option(help: "The deep cursor page, in pages of 50 (default 1000; smoke 5).")
@@ -77,6 +79,7 @@ struct BenchSettings: ParsableArguments {
     var frameRunCount: Int { pick(frameRuns, 10, 2) }
     var idleDuration: Double { pick(idleSeconds, 60, 2) }
     var logMessageCount: Int { pick(logMessages, 1_000_000, 2_000) }
+    var postgresMessageCount: Int { pick(postgresMessages, 1_000_000, 2_000) }
     var logCatchUpRunCount: Int { pick(logCatchUpRuns, 3, 1) }
     var selectedLogParts: Set<LogBenchmark.Part> {
         get throws {
@@ -115,7 +118,7 @@ struct BenchSettings: ParsableArguments {
 
     func validate() throws {
         guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
-              queryRunCount > 0, depthPages > 1, logMessageCount > 0, logCatchUpRunCount > 0, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
+              queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
               receiverCounts.allSatisfy({ $0 > 0 }), postgresReceiverCounts.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("Sizes must be positive (and --depth at least 2).")
         }
@@ -128,7 +131,8 @@ struct BenchSettings: ParsableArguments {
         ["messages": "\(messageCount)", "channels": "\(channelCount)", "processes": "\(processCount)",
          "postsPerProcess": "\(postCount)", "postRuns": "\(postRunCount)", "deliveryMessages": "\(deliveryCount)",
          "receivers": receiverCounts.map(String.init).joined(separator: ","),
-         "postgres": postgres ?? "none", "postgresReceivers": postgresReceiverCounts.map(String.init).joined(separator: ","), "queryRuns": "\(queryRunCount)",
+         "postgres": postgres ?? "none", "postgresReceivers": postgresReceiverCounts.map(String.init).joined(separator: ","),
+         "postgresMessages": "\(postgresMessageCount)", "queryRuns": "\(queryRunCount)",
          "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "logMessages": "\(logMessageCount)",
          "logCatchUpRuns": "\(logCatchUpRunCount)", "logParts": logParts ?? "all",
          "smoke": "\(smoke)", "container": containerURL.path, "workDir": workURL.path]

@@ -8,7 +8,7 @@ import SyncEngine
 struct ChildCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "child", abstract: "Internal: one process of a multi-process benchmark.", shouldDisplay: false,
-        subcommands: [EnginePost.self, RawPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self])
+        subcommands: [EnginePost.self, RawPost.self, RawPostgresPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self])
 }
 
 /// Where a child finds its container and its own private data (each child stands for one client).
@@ -74,6 +74,25 @@ struct RawPost: ParsableCommand {
                 try RawSQLite.insert(db, name: "\(handle)-\(i)", channel: "channel.bench-post", handle: handle, text: "\(handle) message \(i)")
                 return .commit
             }
+        }
+        cpu.report()
+        say("done")
+    }
+}
+
+/// Inserts COUNT message rows into PostgreSQL, one statement and transaction each, through postgres-nio.
+struct RawPostgresPost: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "raw-pg-post")
+    @Option var url: String
+    @Option var count: Int
+    @Option var handle: String
+
+    func run() throws {
+        let server = try RawPostgres(url: url)
+        waitForGo()
+        let cpu = CPUMeter()
+        for i in 0..<count {
+            try server.insert(name: "\(handle)-\(i)", channel: "channel.bench-post", handle: handle, text: "\(handle) message \(i)")
         }
         cpu.report()
         say("done")

@@ -90,15 +90,8 @@ struct DeliveryBenchmark {
         try? FileManager.default.removeItem(at: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
         let containerURL = directory.appendingPathComponent("container")
-        var options = Container.Options(mode: mode, privateDataDirectory: directory.appendingPathComponent("private-sender"))
-        if let postgresURL {
-            options.engine = .postgresql
-            options.postgresURL = postgresURL
-        }
-        let container = postgresURL == nil ? try Container(url: containerURL, options: options)
-            : try Container.create(at: containerURL, access: .umask, options: options)
-        // Each configuration starts from an empty server, so no receiver counts an earlier one's messages.
-        if postgresURL != nil { try container.publicDatabase.eraseAll() }
+        let container = try BenchContainer.make(at: containerURL, privateData: directory.appendingPathComponent("private-sender"),
+                                                mode: mode, postgresURL: postgresURL)
         let channel = try ChannelName("bench-delivery")
         _ = try ChatClient(container: container, handle: "sender").createChannel(channel)
         let interval = mode == .local ? 0.02 : 0.05

@@ -9,43 +9,64 @@ struct PostBenchmark {
     let postsPerProcess: Int
     let runs: Int
 
+    /// A PostgreSQL database for the server rows, erased before each run; nil leaves them out.
+    var postgresURL: String? = nil
+
     func run(into report: inout Report) throws {
+        let local = try alternate(label: "post", engine: { try engineRun(in: $0) }, raw: { try rawRun(in: $0) })
+        add(local, id: "post", engineLabel: "", rawLabel: "raw SQLite, 1 row/txn", into: &report,
+            rawNote: "raw: WAL, synchronous=NORMAL, BEGIN IMMEDIATE")
+        if let postgresURL {
+            let server = try alternate(label: "post-postgresql", engine: { try engineRun(in: $0, postgresURL: postgresURL) },
+                                       raw: { _ in try rawPostgresRun(postgresURL) })
+            add(server, id: "post.postgresql", engineLabel: ", postgresql", rawLabel: "raw INSERT into PostgreSQL, 1 row/txn", into: &report,
+                rawNote: "raw: one INSERT per transaction through postgres-nio, into a table with a (channel, date) index and a GIN text-search index, on \(postgresURL)")
+        }
+    }
+
+    /// Every run's figures for both sides.
+    struct Sides {
         var engineRates: [Double] = [], rawRates: [Double] = []
         var engineCPU: [Double] = [], rawCPU: [Double] = []
         var lost = 0
+    }
+
+    /// Runs both sides `runs` times, alternating which goes first, so neither always runs on a warmer machine.
+    private func alternate(label: String, engine: (URL) throws -> Side, raw: (URL) throws -> Side) throws -> Sides {
+        var sides = Sides()
         for run in 0..<runs {
-            let directory = work.appendingPathComponent("post-\(run)")
+            let directory = work.appendingPathComponent("\(label)-\(run)")
             try? FileManager.default.removeItem(at: directory)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
-            // Alternate the order, so neither side always runs on a warmer machine.
-            let engineFirst = run % 2 == 0
-            for side in engineFirst ? [true, false] : [false, true] {
-                if side {
-                    let side = try engineRun(in: directory)
-                    engineRates.append(side.rate)
-                    engineCPU.append(side.cpuPerMessage)
-                    lost += side.missing
+            for engineSide in run % 2 == 0 ? [true, false] : [false, true] {
+                let side = try engineSide ? engine(directory) : raw(directory)
+                if engineSide {
+                    sides.engineRates.append(side.rate)
+                    sides.engineCPU.append(side.cpuPerMessage)
                 } else {
-                    let side = try rawRun(in: directory)
-                    rawRates.append(side.rate)
-                    rawCPU.append(side.cpuPerMessage)
-                    lost += side.missing
+                    sides.rawRates.append(side.rate)
+                    sides.rawCPU.append(side.cpuPerMessage)
                 }
+                sides.lost += side.missing
             }
         }
+        return sides
+    }
+
+    private func add(_ sides: Sides, id: String, engineLabel: String, rawLabel: String, into report: inout Report, rawNote: String) {
         let total = processes * postsPerProcess
-        let engine = median(engineRates), raw = median(rawRates)
-        report.add(Figure(id: "post.engine", label: "post throughput, \(processes) processes via engine", value: engine, unit: "msg/s",
-                          baseline: raw, baselineLabel: "raw SQLite, 1 row/txn", distribution: Distribution(engineRates), runs: runs,
+        let engine = median(sides.engineRates), raw = median(sides.rawRates)
+        report.add(Figure(id: "\(id).engine", label: "post throughput\(engineLabel), \(processes) processes via engine", value: engine, unit: "msg/s",
+                          baseline: raw, baselineLabel: rawLabel, distribution: Distribution(sides.engineRates), runs: runs,
                           note: "\(total) messages per run through ChatClient.post (one outbox commit each; the engine batches them to the public database)."))
-        report.add(Figure(id: "post.ratio", label: "post throughput, engine ÷ raw SQLite", value: engine / raw * 100, unit: "%",
+        report.add(Figure(id: "\(id).ratio", label: "post throughput\(engineLabel), engine ÷ raw", value: engine / raw * 100, unit: "%",
                           target: .atLeast(50, "%"), runs: runs,
-                          note: "Median engine rate over median raw rate; raw: WAL, synchronous=NORMAL, BEGIN IMMEDIATE, \(processes) processes."))
-        report.add(Figure(id: "post.cpu", label: "post CPU time per message, all posting processes", value: median(engineCPU) * 1000, unit: "ms",
-                          baseline: median(rawCPU) * 1000, baselineLabel: "raw SQLite, 1 row/txn", distribution: Distribution(engineCPU.map { $0 * 1000 }),
-                          runs: runs, note: "User + system time of the posting processes from go to done, over the messages posted."))
-        report.add(Figure(id: "post.lost", label: "messages lost, engine and raw (all runs)", value: Double(lost), unit: "msgs",
+                          note: "Median engine rate over median raw rate; \(rawNote), \(processes) processes."))
+        report.add(Figure(id: "\(id).cpu", label: "post CPU time per message\(engineLabel), all posting processes", value: median(sides.engineCPU) * 1000, unit: "ms",
+                          baseline: median(sides.rawCPU) * 1000, baselineLabel: rawLabel, distribution: Distribution(sides.engineCPU.map { $0 * 1000 }),
+                          runs: runs, note: "User + system time of the posting processes from go to done, over the messages posted (not the server's)."))
+        report.add(Figure(id: "\(id).lost", label: "messages lost\(engineLabel), engine and raw (all runs)", value: Double(sides.lost), unit: "msgs",
                           target: .atMost(0, "msgs"), runs: runs,
                           note: "Counted in the database after each run: expected \(total) per side per run."))
     }
@@ -58,10 +79,10 @@ struct PostBenchmark {
     }
 
     /// Posts through the engine; counts what reached the public database.
-    private func engineRun(in directory: URL) throws -> Side {
+    private func engineRun(in directory: URL, postgresURL: String? = nil) throws -> Side {
         let containerURL = directory.appendingPathComponent("container")
         // The parent creates the container and channel first, so the children do not race on creating them.
-        let container = try Container(url: containerURL, options: Container.Options(privateDataDirectory: directory.appendingPathComponent("private-parent"), naming: .fatchat))
+        let container = try BenchContainer.make(at: containerURL, privateData: directory.appendingPathComponent("private-parent"), postgresURL: postgresURL)
         let channel = try ChannelName("bench-post")
         _ = try ChatClient(container: container, handle: "parent").createChannel(channel)
         let children = try (0..<processes).map { k in
@@ -69,10 +90,20 @@ struct PostBenchmark {
                        "--channel", channel.display, "--count", "\(postsPerProcess)", "--handle", "poster\(k)"])
         }
         return try runTogether(children) {
-            try HandSQL(container: containerURL).queue.read { db in
+            guard postgresURL == nil else { return try container.publicDatabase.countRecords(matching: Query(recordType: ChatSchema.messageType)) }
+            return try HandSQL(container: containerURL).queue.read { db in
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM record WHERE type = 'Message'") ?? 0
             }
         }
+    }
+
+    private func rawPostgresRun(_ url: String) throws -> Side {
+        let server = try RawPostgres(url: url)
+        try server.create()
+        let children = try (0..<processes).map { k in
+            try Child(["raw-pg-post", "--url", url, "--count", "\(postsPerProcess)", "--handle", "poster\(k)"])
+        }
+        return try runTogether(children) { try server.count() }
     }
 
     private func rawRun(in directory: URL) throws -> Side {

@@ -26,8 +26,8 @@ struct RunBenchmarks: ParsableCommand {
         }
         if selected.contains(.post) {
             progress("post throughput: \(settings.processCount) processes × \(settings.postCount), \(settings.postRunCount) runs")
-            try PostBenchmark(work: work, processes: settings.processCount, postsPerProcess: settings.postCount, runs: settings.postRunCount)
-                .run(into: &report)
+            try PostBenchmark(work: work, processes: settings.processCount, postsPerProcess: settings.postCount, runs: settings.postRunCount,
+                              postgresURL: settings.postgres).run(into: &report)
         }
         if selected.contains(.delivery) {
             progress("delivery latency: \(settings.deliveryCount) messages, receivers \(settings.receiverCounts)")
@@ -38,6 +38,9 @@ struct RunBenchmarks: ParsableCommand {
             progress("queries: \(settings.queryRunCount) runs each, deep page \(settings.depthPages)")
             let container = try Container(url: settings.containerURL, options: Container.Options(create: false, privateDataDirectory: work.appendingPathComponent("private-query"), naming: .fatchat))
             try QueryBenchmark(container: container, info: info, runs: settings.queryRunCount, depth: settings.depthPages).run(into: &report)
+        }
+        if selected.contains(.queries), let url = settings.postgres {
+            try serverQueries(url, work: work, report: &report)
         }
         let client = ClientBenchmarks(container: settings.containerURL, work: work)
         if selected.contains(.firstFrame) {
@@ -63,6 +66,28 @@ struct RunBenchmarks: ParsableCommand {
         print(report.text, terminator: "")
         try report.writeJSON(to: settings.jsonOut)
         print("JSON written to \(settings.jsonOut)")
+    }
+
+    /// Seeds (or reuses) messages on the PostgreSQL database and measures its queries beside the single file's.
+    private func serverQueries(_ url: String, work: URL, report: inout Report) throws {
+        let count = settings.postgresMessageCount
+        let seeder = Seeder(url: work.appendingPathComponent("seed-postgresql-\(count)x\(settings.channelCount)"),
+                            privateDirectory: work.appendingPathComponent("private-seed-postgresql"),
+                            messages: count, channels: settings.channelCount, postgresURL: url)
+        let info: SeedInfo
+        if let existing = seeder.existing() {
+            progress("queries on PostgreSQL: reusing its \(count) messages")
+            info = existing
+        } else {
+            progress("queries on PostgreSQL: seeding \(count) messages")
+            let seeded = try seeder.seed()
+            info = seeded.info
+            report.add(Figure(id: "seed.postgresql", label: "seeding, postgresql, records/s", value: seeded.recordsPerSecond, unit: "rec/s",
+                              runs: 1, note: seeded.note))
+        }
+        let container = try Container(url: seeder.url, options: Container.Options(create: false, privateDataDirectory: seeder.privateDirectory, naming: .fatchat))
+        progress("queries on PostgreSQL: \(settings.queryRunCount) runs each, deep page \(settings.depthPages)")
+        try PostgresQueryBenchmark(container: container, info: info, runs: settings.queryRunCount, depth: settings.depthPages).run(into: &report)
     }
 
     /// Reuses or seeds the container; with `measure`, adds the seeding figure with its raw baseline.

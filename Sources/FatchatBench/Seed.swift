@@ -21,6 +21,8 @@ struct Seeder {
     let channels: Int
     /// Creation dates are spread over this many seconds before now.
     var spread: Double = 365 * 86_400
+    /// Seed the `postgresql` engine on this database instead of a single file.
+    var postgresURL: String? = nil
 
     static let rareToken = "zebrafish"
     static let membersPerChannel = 10
@@ -31,7 +33,7 @@ struct Seeder {
         guard let data = try? Data(contentsOf: infoURL),
               let info = try? JSONDecoder().decode(SeedInfo.self, from: data),
               info.messages == messages, info.channels == channels,
-              let count = try? Self.messageCount(url) else { return nil }
+              let count = try? (postgresURL == nil ? Self.messageCount(url) : serverMessageCount()) else { return nil }
         return count == messages ? info : nil
     }
 
@@ -41,12 +43,18 @@ struct Seeder {
         return try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM record WHERE type = 'Message'") ?? 0 }
     }
 
+    /// Counts message records on the server through the container.
+    private func serverMessageCount() throws -> Int {
+        let container = try Container(url: url, options: Container.Options(create: false, privateDataDirectory: privateDirectory, naming: .fatchat))
+        return try container.publicDatabase.countRecords(matching: Query(recordType: ChatSchema.messageType))
+    }
+
     /// Seeds a fresh container; returns its info, the records per second of the message saves, and a note.
     func seed() throws -> (info: SeedInfo, recordsPerSecond: Double, note: String) {
         if FileManager.default.fileExists(atPath: url.path) {
             try FileManager.default.removeItem(at: url)
         }
-        let container = try Container(url: url, options: Container.Options(privateDataDirectory: privateDirectory, naming: .fatchat))
+        let container = try BenchContainer.make(at: url, privateData: privateDirectory, postgresURL: postgresURL)
         let client = try ChatClient(container: container, handle: "seeder")
         let database = container.publicDatabase
         var names: [ChannelName] = []
@@ -86,12 +94,13 @@ struct Seeder {
         }
         bar.end()
         let seconds = Double(Clock.monotonic() - started) / 1e9
-        let backdate = try Clock.measure { try backdateMessages() }
+        let backdate = postgresURL == nil ? try Clock.measure { try backdateMessages() } : nil
         let info = SeedInfo(messages: messages, channels: channels, membersPerChannel: Self.membersPerChannel,
                             rareToken: Self.rareToken, channelNames: names.map(\.display))
         try JSONEncoder().encode(info).write(to: infoURL)
         let note = "Seeded \(messages) messages in \(String(format: "%.1f", seconds)) s through modifyRecords, 400 per call (one transaction each). "
-            + "RecordStore stamps creationDate itself, so the harness then spread the dates over the past year with one SQL UPDATE (\(String(format: "%.1f", backdate.ms / 1000)) s, not counted), keeping insertion order."
+            + (backdate.map { "RecordStore stamps creationDate itself, so the harness then spread the dates over the past year with one SQL UPDATE (\(String(format: "%.1f", $0.ms / 1000)) s, not counted), keeping insertion order." }
+               ?? "On PostgreSQL the dates stay as the engine stamped them, in insertion order.")
         return (info, Double(messages) / seconds, note)
     }
 

@@ -47,4 +47,33 @@ import Testing
         #expect((machine["cores"] as? NSNumber)?.intValue ?? 0 > 0)
         #expect((machine["cpuModel"] as? String)?.isEmpty == false)
     }
+
+    /// The PostgreSQL rows beside the single-file ones, on a throwaway server: every figure there, and nothing lost.
+    @Test(.enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
+    func smokeRunOnPostgresReportsTheServerRows() async throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let url = try cluster.makeDatabase()
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("bench-smoke-pg-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let json = work.appendingPathComponent("results.json")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let bench = try WorkerProcess("bench", executable: "fatchat-bench",
+                                      ["--smoke", "--only", "post,delivery,queries", "--postgres", url, "--postgres-receivers", "1",
+                                       "--work-dir", work.path, "--json-out", json.path])
+        let termination = try await bench.finish(timeout: .seconds(300))
+        #expect(termination == .success, "fatchat-bench --smoke --postgres: \(termination); stderr: \(bench.errorText.suffix(2000))")
+
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        let figures = try #require(report["figures"] as? [[String: Any]])
+        let byID = Dictionary(figures.compactMap { figure in (figure["id"] as? String).map { ($0, figure) } }, uniquingKeysWith: { first, _ in first })
+        for id in ["post.postgresql.ratio", "delivery.postgresql.1.p50", "query.postgresql.newest50", "query.postgresql.deepPage"] {
+            let figure = try #require(byID[id], "figure \(id) is missing from \(byID.keys.sorted())")
+            #expect(figure["met"] is Bool, "\(id): met/missed is not reported")
+        }
+        #expect(byID["post.postgresql.engine"]?["baseline"] is NSNumber, "the raw INSERT baseline of the same run")
+        #expect(byID["query.postgresql.newest50"]?["baseline"] is NSNumber, "the single file's figure of the same run")
+        #expect((byID["post.postgresql.lost"]?["value"] as? NSNumber)?.intValue == 0, "\(byID["post.postgresql.lost"] ?? [:])")
+        #expect((byID["delivery.postgresql.1.lost"]?["value"] as? NSNumber)?.intValue == 0, "\(byID["delivery.postgresql.1.lost"] ?? [:])")
+    }
 }

@@ -63,7 +63,7 @@ public struct PostgresEndpoint: Sendable, Equatable {
     }
 
     /// The password for this role from `$PGPASSWORD`, else the first matching line of the password file; nil when there is none.
-    func password(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    public func password(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let password = environment["PGPASSWORD"] { return password }
         let file = environment["PGPASSFILE"] ?? (UserIdentity.current.homeDirectory + "/.pgpass")
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
