@@ -72,8 +72,14 @@ extension PostgresAccess {
     }
 
     func pruneChanges(keeping keep: Int) throws {
-        let cutoff = try latestSequence() - Int64(keep)
-        guard cutoff > (try prunedThrough()) else { return }
+        // Every commit asks: one statement reads both numbers.
+        let row = try link.rows("""
+            SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1), (SELECT value FROM fatchat.meta WHERE key = 'pruned_through')
+            """).first.map(PostgresColumns.init)
+        let pruned = try row.flatMap { $0.isNull(1) ? nil : Int64(try $0.text(1, "pruned_through")) } ?? 0
+        let latest = try row.flatMap { $0.isNull(0) ? nil : try $0.integer(0, "seq") } ?? pruned
+        let cutoff = latest - Int64(keep)
+        guard cutoff > pruned else { return }
         var arguments = PostgresArguments()
         let bound = arguments.bind(cutoff)
         try link.execute("DELETE FROM fatchat.change WHERE seq <= \(bound)", arguments.binds)

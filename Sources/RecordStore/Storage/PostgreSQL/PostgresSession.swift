@@ -20,6 +20,9 @@ final class PostgresSession: Sendable {
     let naming: ContainerNaming
     private let connection = Mutex<PostgresConnection?>(nil)
     private let nextID = Atomic<Int>(1)
+    /// The COMMIT that ended the last read-only transaction, sent and not waited for: nothing
+    /// can be lost if it fails, so the next caller checks it instead of the reader waiting.
+    private let unsettledCommit = Mutex<(link: PostgresLink, commit: PostgresLink.Answer)?>(nil)
 
     init(endpoint: PostgresEndpoint, naming: ContainerNaming) {
         self.endpoint = endpoint
@@ -36,7 +39,13 @@ final class PostgresSession: Sendable {
         var result: Result<T, any Error> = .failure(StoreError(.internalError, "The PostgreSQL connection was not used."))
         connection.withLock { slot in
             do {
-                let open = try slot.flatMap { $0.isClosed ? nil : $0 } ?? connect()
+                var open = try slot.flatMap { $0.isClosed ? nil : $0 } ?? connect()
+                // A read-only COMMIT that failed leaves its connection in a state nobody knows: start over.
+                if let unsettled = unsettledCommit.withLock({ pending in defer { pending = nil }; return pending }),
+                   unsettled.link.connection === open, (try? unsettled.link.wait(unsettled.commit)) == nil {
+                    Self.close(open)
+                    open = try connect()
+                }
                 slot = open
                 result = .success(try body(PostgresLink(connection: open, session: self)))
             } catch {
@@ -48,6 +57,11 @@ final class PostgresSession: Sendable {
             }
         }
         return try result.get()
+    }
+
+    /// Keeps a read-only transaction's COMMIT, sent on the connection, for the next caller to check.
+    func leaveUnsettled(_ commit: PostgresLink.Answer, on link: PostgresLink) {
+        unsettledCommit.withLock { $0 = (link, commit) }
     }
 
     /// Closes a connection without waiting, keeping it alive until it is closed (postgres-nio asserts that a connection is closed before it goes).
@@ -163,21 +177,34 @@ struct PostgresLink {
     /// How long a statement may go unanswered before the connection is given up.
     static let statementTimeout: Double = 60
 
-    /// Runs one statement and waits for it, a quarter second at a time.
+    /// Runs one statement and waits for it.
+    private func run(_ sql: String, _ binds: PostgresBindings) throws -> PostgresQueryResult {
+        try wait(send(sql, binds))
+    }
+
+    /// Sends one statement without waiting for its answer; `wait` gives it. Statements on one
+    /// connection are answered in the order they were sent, so once a later statement's answer is
+    /// in, this one's is too.
+    func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) -> Answer {
+        let answer = Answer()
+        connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresSession.logger).whenComplete { result in
+            answer.result.withLock { $0 = result }
+            answer.done.signal()
+        }
+        return answer
+    }
+
+    /// Waits for a statement's answer, a quarter second at a time.
     ///
     /// A future that is never completed must not hold the caller for ever:
     /// a query sent as the server was killed was seen to wait on a closed
     /// connection. Between slices the connection is checked; a closed one, or
     /// no answer within `statementTimeout`, gives the connection up and throws
     /// `serviceUnavailable`, which the outbox retries.
-    private func run(_ sql: String, _ binds: PostgresBindings) throws -> PostgresQueryResult {
-        let outcome = Outcome()
-        connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresSession.logger).whenComplete { result in
-            outcome.result.withLock { $0 = result }
-            outcome.done.signal()
-        }
+    @discardableResult
+    func wait(_ answer: Answer) throws -> PostgresQueryResult {
         var waited = 0.0
-        while outcome.done.wait(timeout: .now() + 0.25) == .timedOut {
+        while answer.result.withLock({ $0 == nil }), answer.done.wait(timeout: .now() + 0.25) == .timedOut {
             waited += 0.25
             if connection.isClosed || waited >= Self.statementTimeout {
                 PostgresSession.close(connection)
@@ -185,17 +212,17 @@ struct PostgresLink {
             }
         }
         do {
-            guard let result = outcome.result.withLock({ $0 }) else { throw StoreError(.internalError, "A statement finished without a result.") }
+            guard let result = answer.result.withLock({ $0 }) else { throw StoreError(.internalError, "A statement finished without a result.") }
             return try result.get()
         } catch {
             throw session.translate(error, doing: "run a statement")
         }
     }
 
-    /// The answer to one statement, handed from the event loop to the waiting caller.
-    private final class Outcome: Sendable {
-        let result = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
+    /// The answer to one statement, handed from the event loop to the caller that waits for it.
+    final class Answer: Sendable {
+        fileprivate let result = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
+        fileprivate let done = DispatchSemaphore(value: 0)
     }
 }
 

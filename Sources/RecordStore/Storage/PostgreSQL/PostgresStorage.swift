@@ -74,14 +74,28 @@ final class PostgresStorage: RecordStorage {
         try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock: true, body)
     }
 
+    /// Runs `body` in a transaction, with as few waits for the server as is safe.
+    ///
+    /// BEGIN is sent with the first statement rather than answered on its own: answers come in
+    /// order, so it is checked as soon as that statement's answer is in (a writer checks it right
+    /// after taking the lock, before it writes anything). A writer waits for its COMMIT; a reader
+    /// does not, and leaves its COMMIT for the next caller to check (`PostgresSession.withLink`).
     private func transaction<T>(_ begin: String, lock: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
         do {
             return try session.withLink { link in
-                try link.execute(begin)
+                let begun = link.send(begin)
                 do {
-                    if lock { try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds) }
+                    if lock {
+                        try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
+                        try link.wait(begun)
+                    }
                     let result = try body(PostgresAccess(link: link, assets: assetsDirectory, naming: naming))
-                    try link.execute("COMMIT")
+                    try link.wait(begun)
+                    if lock {
+                        try link.execute("COMMIT")
+                    } else {
+                        session.leaveUnsettled(link.send("COMMIT"), on: link)
+                    }
                     return result
                 } catch {
                     if !PostgresSession.isConnectionLost(error) { _ = try? link.execute("ROLLBACK") }
