@@ -121,6 +121,36 @@ struct PostgresEngineTests {
         #expect(#expect(throws: StoreError.self) { try db.fetchChanges(since: nil) }?.code == .changeTokenExpired)
     }
 
+    @Test("A statement sent without waiting that fails still fails its save, with the server's message, and undoes it whole")
+    func aFailureOfAStatementNotWaitedForFailsTheSave() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: .postgresql)
+        let db = container.publicDatabase
+        let descriptor = try JSONSerialization.jsonObject(with: Data(contentsOf: container.url.appendingPathComponent("container.json"))) as? [String: Any]
+        let database = try PostgresEndpoint(url: try #require(descriptor?["postgresURL"] as? String)).database
+        // The change-log INSERT is sent with no wait; make the server refuse it for one record.
+        try PostgresCluster.shared().psql("""
+            CREATE FUNCTION public.refuse_doomed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.name = 'doomed' THEN RAISE EXCEPTION 'no change row for doomed'; END IF; RETURN NEW; END $$;
+            CREATE TRIGGER refuse_doomed BEFORE INSERT ON fatchat.change FOR EACH ROW EXECUTE FUNCTION public.refuse_doomed();
+            """, database: database)
+
+        let channel = Record(recordType: "Channel", recordID: RecordID(recordName: "general"))
+        var doomed = Record(recordType: "Message", recordID: RecordID(recordName: "doomed"))
+        doomed["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+        try db.save(channel)
+        let error = #expect(throws: StoreError.self) { try db.save(doomed) }
+        #expect(error?.message.contains("no change row for doomed") == true, "\(String(describing: error))")
+        #expect(try db.storage.read { try $0.exists(doomed.recordID) } == false, "the record row went with the failed change row")
+
+        // The connection goes on: the next saves and reads work, references included.
+        var fine = Record(recordType: "Message", recordID: RecordID(recordName: "fine"))
+        fine["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+        try db.save(fine)
+        try db.deleteRecord(withID: channel.recordID)
+        #expect(try db.storage.read { try $0.exists(fine.recordID) } == false, "the cascade found fine's reference row")
+    }
+
     @Test("A queryable mark is an expression index the server uses for a channel's newest page")
     func queryableMarkIsAnExpressionIndex() throws {
         let dir = try TemporaryDirectory()

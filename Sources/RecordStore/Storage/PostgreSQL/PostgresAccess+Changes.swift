@@ -68,7 +68,7 @@ extension PostgresAccess {
                     \(arguments.bind(Int64(kind.rawValue)))::smallint, \(arguments.bind(try previousFields.map(FieldCoding.encode))),
                     \(arguments.bind(date.timeIntervalSince1970)))
             """
-        try link.execute(sql, arguments.binds)
+        link.executeLater(sql, arguments.binds)
     }
 
     func pruneChanges(keeping keep: Int) throws {
@@ -82,7 +82,7 @@ extension PostgresAccess {
         guard cutoff > pruned else { return }
         var arguments = PostgresArguments()
         let bound = arguments.bind(cutoff)
-        try link.execute("DELETE FROM fatchat.change WHERE seq <= \(bound)", arguments.binds)
-        try link.execute("UPDATE fatchat.meta SET value = \(bound)::text WHERE key = 'pruned_through'", arguments.binds)
+        link.executeLater("DELETE FROM fatchat.change WHERE seq <= \(bound)", arguments.binds)
+        link.executeLater("UPDATE fatchat.meta SET value = \(bound)::text WHERE key = 'pruned_through'", arguments.binds)
     }
 }

@@ -6,6 +6,14 @@ struct PostgresAccess: StorageWriter {
     let link: PostgresLink
     let assets: URL
     let naming: ContainerNaming
+    /// What this transaction has looked up already: each round trip to the server is paid once.
+    let memo = Memo()
+
+    /// Lookups kept for the length of one transaction, which also sees its own changes to them.
+    final class Memo {
+        /// Each record type's searchable keys, in order.
+        var searchableKeys: [String: [String]] = [:]
+    }
 
     /// The record columns `decodeRecord` reads, in its order.
     static let recordColumns = "type, fields::text, created, modified, creator, modifier, tag"
@@ -127,20 +135,20 @@ struct PostgresAccess: StorageWriter {
         if !isNew {
             var clear = PostgresArguments()
             let holder = clear.bind(rowID)
-            try link.execute("DELETE FROM fatchat.reference WHERE holder = \(holder)", clear.binds)
-            try link.execute("DELETE FROM fatchat.asset_use WHERE record = \(holder)", clear.binds)
+            link.executeLater("DELETE FROM fatchat.reference WHERE holder = \(holder)", clear.binds)
+            link.executeLater("DELETE FROM fatchat.asset_use WHERE record = \(holder)", clear.binds)
         }
         struct Link: Hashable { var target: String; var cascade: Bool }
         let links = Array(Set(record.references.map { Link(target: $0.recordID.recordName, cascade: $0.action == .deleteSelf) }))
         if !links.isEmpty {
             var insert = PostgresArguments()
             let sql = "INSERT INTO fatchat.reference (holder, zone, target, cascade) SELECT \(insert.bind(rowID)), \(insert.bind(id.zoneID.zoneName)), t, c FROM unnest(\(insert.bind(links.map(\.target)))::text[], \(insert.bind(links.map(\.cascade)))::boolean[]) AS l (t, c)"
-            try link.execute(sql, insert.binds)
+            link.executeLater(sql, insert.binds)
         }
         let hashes = Array(Set(record.assets.compactMap(\.contentHash)))
         if !hashes.isEmpty {
             var insert = PostgresArguments()
-            try link.execute("INSERT INTO fatchat.asset_use (hash, record) SELECT h, \(insert.bind(rowID)) FROM unnest(\(insert.bind(hashes))::text[]) AS h", insert.binds)
+            link.executeLater("INSERT INTO fatchat.asset_use (hash, record) SELECT h, \(insert.bind(rowID)) FROM unnest(\(insert.bind(hashes))::text[]) AS h", insert.binds)
             try sendAssets(hashes)
         }
     }

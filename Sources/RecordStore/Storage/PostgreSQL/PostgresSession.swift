@@ -162,6 +162,27 @@ final class PostgresSession: Sendable {
 struct PostgresLink {
     let connection: PostgresConnection
     let session: PostgresSession
+    /// Statements sent with `executeLater` and not checked yet, oldest first.
+    private let unanswered = Unanswered()
+
+    /// Sends a statement whose answer the caller does not need now, such as an INSERT with no
+    /// RETURNING: the next statement waited for (a transaction's COMMIT at the latest) checks it
+    /// first and throws its error, so a failure still ends the transaction with the right message.
+    func executeLater(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) {
+        let answer = send(sql, binds)
+        unanswered.answers.withLock { $0.append(answer) }
+    }
+
+    /// Waits for what `executeLater` sent, throwing the first error among them.
+    func settle() throws {
+        for answer in unanswered.answers.withLock({ answers in defer { answers = [] }; return answers }) {
+            try wait(answer)
+        }
+    }
+
+    private final class Unanswered: Sendable {
+        let answers = Mutex<[Answer]>([])
+    }
 
     /// Runs one statement and returns its rows. Every value goes in `binds`; `sql` holds none.
     func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
@@ -177,9 +198,11 @@ struct PostgresLink {
     /// How long a statement may go unanswered before the connection is given up.
     static let statementTimeout: Double = 60
 
-    /// Runs one statement and waits for it.
+    /// Runs one statement and waits for it, after checking what was sent before it.
     private func run(_ sql: String, _ binds: PostgresBindings) throws -> PostgresQueryResult {
-        try wait(send(sql, binds))
+        let answer = send(sql, binds)
+        try settle()
+        return try wait(answer)
     }
 
     /// Sends one statement without waiting for its answer; `wait` gives it. Statements on one

@@ -94,6 +94,7 @@ final class PostgresStorage: RecordStorage {
                     if lock {
                         try link.execute("COMMIT")
                     } else {
+                        try link.settle()
                         session.leaveUnsettled(link.send("COMMIT"), on: link)
                     }
                     return result
