@@ -53,6 +53,41 @@ final class RawPostgres {
         try execute("INSERT INTO bench_message (name, channel, handle, body, created) VALUES ($1, $2, $3, $4, $5)", binds)
     }
 
+    /// Inserts `count` messages into a `postgresql` container's tables in one statement each, as the engine
+    /// would store them: fields, dates spread over `spread` seconds up to now, `creator`, search text, and a
+    /// `deleteSelf` reference row to the channel. Half go evenly over `channels`, half over their first tenth;
+    /// every thousandth text holds `rareToken`. No change rows: nobody fetches a seed's history as changes.
+    func bulkMessages(count: Int, channels: [(recordName: String, display: String)], creator: String, rareToken: String, spread: Double) throws {
+        var binds = PostgresBindings()
+        binds.append(count)
+        binds.append(Date().timeIntervalSince1970)
+        binds.append(spread / Double(max(1, count)))
+        binds.append(creator)
+        binds.append(channels.count)
+        binds.append(channels.map(\.recordName))
+        binds.append(channels.map(\.display))
+        binds.append(rareToken)
+        try execute("""
+            INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
+            SELECT '_defaultZone', 'seed' || g, 'Message',
+                   jsonb_build_object('channel', jsonb_build_object('t', 'r', 'v', chan.name, 'x', 1),
+                                      'channelName', jsonb_build_object('t', 's', 'v', chan.display),
+                                      'handle', jsonb_build_object('t', 's', 'v', 'user' || (g % 10)),
+                                      'text', jsonb_build_object('t', 's', 'v', body.text)),
+                   $2 - ($1 - g) * $3, $2 - ($1 - g) * $3, $4, $4, md5(g::text), to_tsvector('simple', body.text)
+            FROM generate_series(1, $1::integer) AS g,
+                 LATERAL (SELECT CASE WHEN random() < 0.5 THEN floor(random() * $5) ELSE floor(random() * greatest(1, $5 / 10)) END + 0 * g AS k) AS pick,
+                 LATERAL (SELECT ($6::text[])[pick.k + 1] AS name, ($7::text[])[pick.k + 1] AS display) AS chan,
+                 LATERAL (SELECT 'word' || (g % 7919) || ' note ' || (g % 131) || ' tally ' || (g % 17)
+                                 || CASE WHEN g % 1000 = 500 THEN ' ' || $8 ELSE '' END AS text) AS body
+            """, binds)
+        try execute("""
+            INSERT INTO fatchat.reference (holder, zone, target, cascade)
+            SELECT id, zone, fields -> 'channel' ->> 'v', true FROM fatchat.record WHERE type = 'Message' AND name LIKE 'seed%'
+            """)
+        try execute("ANALYZE fatchat.record")
+    }
+
     /// The rows in the table.
     func count() throws -> Int {
         let rows = try connection.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM bench_message"), logger: Self.logger).wait().rows

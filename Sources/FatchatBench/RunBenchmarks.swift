@@ -82,8 +82,7 @@ struct RunBenchmarks: ParsableCommand {
             progress("queries on PostgreSQL: seeding \(count) messages")
             let seeded = try seeder.seed()
             info = seeded.info
-            report.add(Figure(id: "seed.postgresql", label: "seeding, postgresql, records/s", value: seeded.recordsPerSecond, unit: "rec/s",
-                              runs: 1, note: seeded.note))
+            report.notes.append("PostgreSQL queries: " + seeded.note)
         }
         let container = try Container(url: seeder.url, options: Container.Options(create: false, privateDataDirectory: seeder.privateDirectory, naming: .fatchat))
         progress("queries on PostgreSQL: \(settings.queryRunCount) runs each, deep page \(settings.depthPages)")
