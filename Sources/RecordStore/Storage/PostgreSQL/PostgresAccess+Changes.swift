@@ -49,15 +49,26 @@ extension PostgresAccess {
     }
 
     func latestSequence() throws -> Int64 {
-        if let row = try link.rows("SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1").first {
-            return try PostgresColumns(row).integer(0, "seq")
-        }
-        return try prunedThrough()
+        if readOnly, let known = memo.latestSequence { return known }
+        let bounds = try sequenceBounds()
+        return bounds.latest ?? bounds.pruned
     }
 
+    /// A reader asks for this and then, most often, for the latest sequence: a read-only transaction
+    /// reads both at once and keeps the second, which its snapshot keeps true.
     func prunedThrough() throws -> Int64 {
-        guard let row = try link.rows("SELECT value FROM fatchat.meta WHERE key = 'pruned_through'").first else { return 0 }
-        return Int64(try PostgresColumns(row).text(0, "value")) ?? 0
+        let bounds = try sequenceBounds()
+        if readOnly { memo.latestSequence = bounds.latest ?? bounds.pruned }
+        return bounds.pruned
+    }
+
+    /// The newest change's sequence (nil when the log is empty) and how far the log was pruned, in one statement.
+    private func sequenceBounds() throws -> (latest: Int64?, pruned: Int64) {
+        let row = try link.rows("""
+            SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1), (SELECT value FROM fatchat.meta WHERE key = 'pruned_through')
+            """).first.map(PostgresColumns.init)
+        let pruned = try row.flatMap { $0.isNull(1) ? nil : Int64(try $0.text(1, "pruned_through")) } ?? 0
+        return (try row.flatMap { $0.isNull(0) ? nil : try $0.integer(0, "seq") }, pruned)
     }
 
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
@@ -73,13 +84,9 @@ extension PostgresAccess {
 
     func pruneChanges(keeping keep: Int) throws {
         // Every commit asks: one statement reads both numbers.
-        let row = try link.rows("""
-            SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1), (SELECT value FROM fatchat.meta WHERE key = 'pruned_through')
-            """).first.map(PostgresColumns.init)
-        let pruned = try row.flatMap { $0.isNull(1) ? nil : Int64(try $0.text(1, "pruned_through")) } ?? 0
-        let latest = try row.flatMap { $0.isNull(0) ? nil : try $0.integer(0, "seq") } ?? pruned
-        let cutoff = latest - Int64(keep)
-        guard cutoff > pruned else { return }
+        let bounds = try sequenceBounds()
+        let cutoff = (bounds.latest ?? bounds.pruned) - Int64(keep)
+        guard cutoff > bounds.pruned else { return }
         var arguments = PostgresArguments()
         let bound = arguments.bind(cutoff)
         link.executeLater("DELETE FROM fatchat.change WHERE seq <= \(bound)", arguments.binds)

@@ -1,11 +1,16 @@
 import Foundation
 import PostgresNIO
+import Synchronization
 
 /// Reads and writes on the connection, inside a transaction `PostgresStorage` opened: records, references, assets and zones.
 struct PostgresAccess: StorageWriter {
     let link: PostgresLink
     let assets: URL
     let naming: ContainerNaming
+    /// Whether the transaction only reads: it sees one snapshot, so what it read stays true to its end.
+    var readOnly = false
+    /// What holds for as long as the storage: a public database's zones are fixed when its schema is made.
+    var zones = ZoneAnswers()
     /// What this transaction has looked up already: each round trip to the server is paid once.
     let memo = Memo()
 
@@ -13,6 +18,13 @@ struct PostgresAccess: StorageWriter {
     final class Memo {
         /// Each record type's searchable keys, in order.
         var searchableKeys: [String: [String]] = [:]
+        /// The newest change's sequence, read with `pruned_through` by a read-only transaction.
+        var latestSequence: Int64?
+    }
+
+    /// Whether each zone keeps a change log, once read: the public database's only zone never changes.
+    final class ZoneAnswers: Sendable {
+        let keepsChanges = Mutex<[String: Bool]>([:])
     }
 
     /// The record columns `decodeRecord` reads, in its order.
@@ -99,9 +111,12 @@ struct PostgresAccess: StorageWriter {
     }
 
     func zoneKeepsChanges(_ name: String) throws -> Bool? {
+        if let known = zones.keepsChanges.withLock({ $0[name] }) { return known }
         var arguments = PostgresArguments()
         guard let row = try link.rows("SELECT changes FROM fatchat.zone WHERE name = \(arguments.bind(name))", arguments.binds).first else { return nil }
-        return try PostgresColumns(row).bool(0, "changes")
+        let keeps = try PostgresColumns(row).bool(0, "changes")
+        zones.keepsChanges.withLock { $0[name] = keeps }
+        return keeps
     }
 
     // MARK: Writing

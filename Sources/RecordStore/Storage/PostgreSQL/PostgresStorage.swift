@@ -14,6 +14,8 @@ final class PostgresStorage: RecordStorage {
     let session: PostgresSession
     let assetsDirectory: URL
     let naming: ContainerNaming
+    /// The zones' answers, read once for the storage's life.
+    private let zones = PostgresAccess.ZoneAnswers()
 
     /// Connects and checks the schema; with `create`, makes it first if the database has none.
     init(endpoint: PostgresEndpoint, assetsDirectory: URL, naming: ContainerNaming, create: Bool = false) throws {
@@ -89,7 +91,10 @@ final class PostgresStorage: RecordStorage {
                         try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
                         try link.wait(begun)
                     }
-                    let result = try body(PostgresAccess(link: link, assets: assetsDirectory, naming: naming))
+                    var access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming)
+                    access.readOnly = !lock
+                    access.zones = zones
+                    let result = try body(access)
                     try link.wait(begun)
                     if lock {
                         try link.execute("COMMIT")
