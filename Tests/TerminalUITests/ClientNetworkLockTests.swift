@@ -45,6 +45,15 @@ struct ClientNetworkLockTests {
         }
         #expect(try await ada.waitFor("<\(Self.user)> general line"), "\(ada.screen)")
         #expect(try await ada.waitFor("online"), "\(ada.screen)")
+        // Everything typed has reached the file before it is locked: #ops is listed and nothing waits in the outbox.
+        // (On a busy machine the echo of the last line comes while the join of #ops is still pending.)
+        let settled = ContinuousClock.now + .seconds(60)
+        func unsettled() throws -> Bool {
+            let screen = try ada.capture()
+            return !screen.contains("#ops") || screen.contains("pending")
+        }
+        while try unsettled(), ContinuousClock.now < settled { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(try !unsettled(), "\(ada.screen)")
 
         let lock = try await HeldLock(path: sandbox.container + "/public.sqlite", vfs: "unix-dotfile")
         // Alt-2: #ops, whose history has to be read from the locked file.
