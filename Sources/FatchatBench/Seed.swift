@@ -106,13 +106,12 @@ struct Seeder {
         }
         bar.end()
         let seconds = Double(Clock.monotonic() - started) / 1e9
-        let backdate = postgresURL == nil ? try Clock.measure { try backdateMessages() } : nil
+        let backdate = try Clock.measure { try backdateMessages() }
         let info = SeedInfo(messages: messages, channels: channels, membersPerChannel: Self.membersPerChannel,
                             rareToken: Self.rareToken, channelNames: names.map(\.display))
         try JSONEncoder().encode(info).write(to: infoURL)
         let note = "Seeded \(messages) messages in \(String(format: "%.1f", seconds)) s through modifyRecords, 400 per call (one transaction each). "
-            + (backdate.map { "RecordStore stamps creationDate itself, so the harness then spread the dates over the past year with one SQL UPDATE (\(String(format: "%.1f", $0.ms / 1000)) s, not counted), keeping insertion order." }
-               ?? "On PostgreSQL the dates stay as the engine stamped them, in insertion order.")
+            + "RecordStore stamps creationDate itself, so the harness then spread the dates over the past year with one SQL UPDATE (\(String(format: "%.1f", backdate.ms / 1000)) s, not counted), keeping insertion order."
         return (info, Double(messages) / seconds, note)
     }
 

@@ -8,9 +8,9 @@ struct PostgresAccess: StorageWriter {
     let assets: URL
     let naming: ContainerNaming
     /// Whether the transaction only reads: it sees one snapshot, so what it read stays true to its end.
-    var readOnly = false
+    let readOnly: Bool
     /// What holds for as long as the storage: a public database's zones are fixed when its schema is made.
-    var zones = ZoneAnswers()
+    let zones: ZoneAnswers
     /// What this transaction has looked up already: each round trip to the server is paid once.
     let memo = Memo()
 

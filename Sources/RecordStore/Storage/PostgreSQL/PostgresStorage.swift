@@ -91,14 +91,11 @@ final class PostgresStorage: RecordStorage {
                         try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
                         try link.wait(begun)
                     }
-                    var access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming)
-                    access.readOnly = !lock
-                    access.zones = zones
-                    let result = try body(access)
-                    try link.wait(begun)
+                    let result = try body(PostgresAccess(link: link, assets: assetsDirectory, naming: naming, readOnly: !lock, zones: zones))
                     if lock {
                         try link.execute("COMMIT")
                     } else {
+                        try link.wait(begun)
                         try link.settle()
                         session.leaveUnsettled(link.send("COMMIT"), on: link)
                     }
