@@ -34,6 +34,18 @@ import Testing
     /// Another process making the container holds the directory's lock, and makes the database
     /// before the descriptor: an open that lands between the two waits for the lock, instead of
     /// calling the descriptor gone (seen with eight writers racing to create one container).
+    /// GRDB checks the `-wal` file by name while it opens a pool: a container moved away at that moment
+    /// throws Foundation's "no such file", which must read as the container being away (transient), not as a fault.
+    @Test func aWALFileGoneWhileOpeningIsTheContainerBeingAway() throws {
+        for code in [CocoaError.Code.fileReadNoSuchFile, .fileNoSuchFile] {
+            let error = StoreError.translating(CocoaError(code, userInfo: [NSFilePathErrorKey: "/c/public.sqlite-wal"]), path: "/c/public.sqlite")
+            #expect((error as? StoreError)?.code == .serviceUnavailable, "\(error)")
+            #expect((error as? StoreError)?.isTransient == true)
+        }
+        let other = StoreError.translating(CocoaError(.fileWriteOutOfSpace), path: "/c/public.sqlite")
+        #expect(!(other is StoreError), "other Foundation errors pass through: \(other)")
+    }
+
     @Test func anOpenDuringAnotherProcesssCreateWaitsForItInsteadOfCallingTheDescriptorGone() async throws {
         let dir = try TemporaryDirectory()
         let container = try dir.container()

@@ -4,8 +4,14 @@ import GRDB
 extension StoreError {
     /// Translates SQLite's errors into `StoreError`s a person can act on; other errors pass through.
     static func translating(_ error: any Error, path: String) -> any Error {
-        guard let db = error as? DatabaseError else { return error }
-        return from(db, path: path)
+        if let db = error as? DatabaseError { return from(db, path: path) }
+        // Opening a pool, GRDB looks at the `-wal` file by name; a container moved away at that moment
+        // makes Foundation throw "no such file", which is the container being away, not a fault.
+        let foundation = error as NSError
+        if foundation.domain == NSCocoaErrorDomain, [CocoaError.fileNoSuchFile.rawValue, CocoaError.fileReadNoSuchFile.rawValue].contains(foundation.code) {
+            return StoreError(.serviceUnavailable, "\(path) went away while it was being opened; the container may be unmounted or moved. Changes wait until it is back.")
+        }
+        return error
     }
 
     /// Translates an SQLite error into a code and message a person can act on.
