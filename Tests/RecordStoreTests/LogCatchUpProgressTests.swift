@@ -4,16 +4,18 @@ import Testing
 
 /// A new client's long first poll reports how far it has got; a short one says nothing.
 struct LogCatchUpProgressTests {
-    func openClient(_ directory: TemporaryDirectory, _ name: String) throws -> Container {
+    func openClient(_ directory: TemporaryDirectory, _ name: String, historyLimit: Int? = nil) throws -> Container {
         var options = Container.Options(privateDataDirectory: directory.path(name))
         options.engine = .log
+        if let historyLimit { options.changeHistoryLimit = historyLimit }
         return try Container(url: directory.path("container"), options: options)
     }
 
-    /// A writer whose log holds `count` notes it never applied to its own cache; `suffix` marks saves made again.
-    func writeLog(_ directory: TemporaryDirectory, count: Int, suffix: String = "") throws {
+    /// A writer whose log holds `count` notes, from `n\(start)` on, that it never applied to its own cache;
+    /// `suffix` marks saves made again.
+    func writeLog(_ directory: TemporaryDirectory, count: Int, from start: Int = 0, suffix: String = "") throws {
         let writer = try openClient(directory, "writer")
-        try writer.appendToOwnLogUnapplied((0..<count).map { index in
+        try writer.appendToOwnLogUnapplied((start..<start + count).map { index in
             var record = Record(recordType: "Note", recordID: RecordID(recordName: "n\(index)"))
             record["text"] = .string("note \(index)" + suffix)
             return record
@@ -64,6 +66,38 @@ struct LogCatchUpProgressTests {
                 if !batch.moreComing { break }
             }
             #expect(created == count)
+        }
+    }
+
+    @Test("A first catch-up past the change history leaves the feed as writing and pruning every change would have")
+    func bulkLoadKeepsTheLastChanges() throws {
+        let directory = try TemporaryDirectory()
+        try writeLog(directory, count: 1)
+        // This one has an entry before the rest arrives, so it applies them in an ordinary poll, change by change.
+        let polled = try openClient(directory, "polled", historyLimit: 50)
+        #expect(try polled.refreshPublicDatabase() == 1)
+        try writeLog(directory, count: 119, from: 1)
+        #expect(try polled.refreshPublicDatabase() == 119)
+        // This one starts empty: a bulk load, which holds its change rows back until it ends.
+        let bulk = try openClient(directory, "bulk", historyLimit: 50)
+        #expect(try bulk.refreshPublicDatabase() == 120)
+        try writeLog(directory, count: 1, from: 120)
+        for reader in [polled, bulk] {
+            let database = reader.publicDatabase
+            let token = try database.currentChangeToken()
+            #expect(token.sequence == 120)
+            #expect(#expect(throws: StoreError.self) { try database.fetchChanges(since: nil) }?.code == .changeTokenExpired)
+            let before = ChangeToken(databaseID: token.databaseID, sequence: 69)
+            #expect(#expect(throws: StoreError.self) { try database.fetchChanges(since: before) }?.code == .changeTokenExpired)
+            let kept = try database.fetchChanges(since: ChangeToken(databaseID: token.databaseID, sequence: 70), limit: 400)
+            #expect(kept.changes.map(\.recordID.recordName) == (70..<120).map { "n\($0)" })
+            #expect(kept.changes.allSatisfy { $0.kind == .created })
+            #expect(kept.token == token)
+            // The numbering goes on from there.
+            #expect(try reader.refreshPublicDatabase() == 1)
+            let next = try database.fetchChanges(since: token, limit: 400)
+            #expect(next.changes.map(\.recordID.recordName) == ["n120"])
+            #expect(next.token.sequence == 121)
         }
     }
 

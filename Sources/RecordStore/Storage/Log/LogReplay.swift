@@ -55,6 +55,8 @@ struct LogReplay {
         var arrivedHashes: Set<Int> = []
         /// Client IDs as the table spells them; a catch-up has few clients and many entries.
         var clientTexts: [UUID: String] = [:]
+        /// A bulk load's change rows, written when it ends (`LogStorage.catchUp`) instead of as each record settles.
+        var heldChanges: HeldChanges?
 
         init(startedEmpty: Bool? = nil) {
             self.startedEmpty = startedEmpty
@@ -230,7 +232,7 @@ struct LogReplay {
             }
             arrivals.histories = [:]
         }
-        if changed > 0 { try access.pruneChanges(keeping: historyLimit) }
+        if changed > 0, arrivals?.heldChanges == nil { try access.pruneChanges(keeping: historyLimit) }
         return changed
     }
 
@@ -361,7 +363,7 @@ struct LogReplay {
         guard let desired else {
             guard let previous else { return .unchanged }
             try access.remove(previous)
-            if keepsChanges { try access.appendChange(id, type: previous.recordType, kind: .deleted, previousFields: previous.fields, date: Date()) }
+            if keepsChanges { try appendChange(id, type: previous.recordType, kind: .deleted, previousFields: previous.fields) }
             try access.deleteSubscriptions(parentedBy: [id])
             return .disappeared
         }
@@ -380,10 +382,19 @@ struct LogReplay {
                                      desired.entry.stamp.client.uuidString])
         }
         if keepsChanges {
-            try access.appendChange(id, type: desired.record.recordType, kind: previous == nil ? .created : .updated,
-                                    previousFields: previous?.fields, date: Date())
+            try appendChange(id, type: desired.record.recordType, kind: previous == nil ? .created : .updated, previousFields: previous?.fields)
         }
         return previous == nil ? .appeared : .replaced
+    }
+
+    /// Writes a change row, or holds it back when a bulk load does.
+    private func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?) throws {
+        let date = Date()
+        if arrivals?.heldChanges != nil {
+            arrivals?.heldChanges?.append(HeldChanges.Change(id: id, type: type, kind: kind, previousFields: previousFields, date: date))
+        } else {
+            try access.appendChange(id, type: type, kind: kind, previousFields: previousFields, date: date)
+        }
     }
 
     /// The records hidden until `target` shows up.

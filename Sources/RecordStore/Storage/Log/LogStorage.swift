@@ -219,6 +219,7 @@ final class LogStorage: RecordStorage {
                 try access.db.execute(sql: bulk ? "PRAGMA cache_size = -\(Self.bulkCacheKiB)" : "PRAGMA cache_size = -65536")
                 // Steps of one transaction share what they learnt: above all, which records have entries.
                 let arrivals = LogReplay.Arrivals(startedEmpty: bulk)
+                if bulk { arrivals.heldChanges = HeldChanges(capacity: historyLimit) }
                 var pending = candidates
                 var inTransaction = 0
                 while true {
@@ -228,6 +229,7 @@ final class LogStorage: RecordStorage {
                     inTransaction += result.newEntries
                     step(result)
                     if !result.moreToRead || !bulk || inTransaction >= Self.bulkEntries || unfinished.isEmpty {
+                        if let held = arrivals.heldChanges { try access.appendChanges(held, keeping: historyLimit) }
                         // The pages a bulk load cached are let go as soon as it commits.
                         if bulk { try access.db.execute(sql: "PRAGMA cache_size = -65536") }
                         return result.moreToRead

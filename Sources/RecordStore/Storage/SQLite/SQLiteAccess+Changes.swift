@@ -87,4 +87,58 @@ extension SQLiteAccess {
         try db.cachedStatement(sql: "DELETE FROM change WHERE seq <= ?").execute(arguments: [cutoff])
         try db.cachedStatement(sql: "UPDATE fatchat_meta SET value = ? WHERE key = 'pruned_through'").execute(arguments: [String(cutoff)])
     }
+
+    /// Writes the change rows a bulk load held back, leaving the table as `appendChange` for each and
+    /// `pruneChanges(keeping:)` would have: numbered as if every change had been written, and pruned.
+    func appendChanges(_ held: HeldChanges, keeping keep: Int) throws {
+        let kept = held.kept
+        guard !kept.isEmpty else { return }
+        var sequence = try latestSequence() + Int64(held.count - kept.count)
+        for change in kept {
+            sequence += 1
+            try db.cachedStatement(sql: "INSERT INTO change (seq, zone, name, type, kind, previous, at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                .execute(arguments: [sequence, change.id.zoneID.zoneName, change.id.recordName, change.type, change.kind.rawValue,
+                                     try change.previousFields.map(FieldCoding.encode), change.date.timeIntervalSince1970])
+        }
+        try pruneChanges(keeping: keep)
+    }
+}
+
+/// The change rows of a bulk load, of which only the last `capacity` are kept: a catch-up of a million
+/// records would write a million rows only for pruning to delete all but the last few.
+struct HeldChanges {
+    struct Change {
+        var id: RecordID
+        var type: String
+        var kind: ChangeRow.Kind
+        var previousFields: [String: FieldValue]?
+        var date: Date
+    }
+
+    let capacity: Int
+    /// How many changes were held, kept or not.
+    private(set) var count = 0
+    private var ring: [Change] = []
+
+    /// `capacity` is at least 1, so the last change's number always reaches the table.
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        ring.reserveCapacity(min(self.capacity, 1 << 16))
+    }
+
+    mutating func append(_ change: Change) {
+        if ring.count < capacity {
+            ring.append(change)
+        } else {
+            ring[count % capacity] = change
+        }
+        count += 1
+    }
+
+    /// The kept changes, oldest first.
+    var kept: [Change] {
+        guard ring.count == capacity else { return ring }
+        let start = count % capacity
+        return Array(ring[start...] + ring[..<start])
+    }
 }
