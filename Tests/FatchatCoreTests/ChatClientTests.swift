@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FatchatCore
+import ProcessTestKit
 import RecordStore
 
 @Suite struct ChatClientTests {
@@ -53,6 +54,33 @@ import RecordStore
         let oldest = try client.messages(in: name, limit: 10, older: older.older)
         #expect(oldest.messages.map(\.text) == (0..<5).map { "message \($0)" })
         #expect(oldest.older == nil)
+    }
+
+    @Test("A page's signatures are checked together, on several threads, and each verdict stays with its own message")
+    func aPageChecksEachMessagesSignature() throws {
+        let sandbox = try ChatSandbox()
+        let client = try sandbox.client()
+        defer { client.engine.stop() }
+        let name = try ChannelName("signed")
+        for i in 0..<48 { try client.post("line \(i) as posted", to: name) }
+        client.flush()
+        // Rewritten in the file behind the store's back: their signatures no longer cover their text.
+        let forged: Set = [3, 20, 21, 44]
+        let database = sandbox.root.appendingPathComponent("container/public.sqlite").path
+        for i in forged {
+            try SQLiteCLI.run(database, "UPDATE record SET fields = replace(fields, 'line \(i) as posted', 'line \(i) as forged') WHERE type = 'Message' AND fields LIKE '%line \(i) as posted%';")
+        }
+        let page = try client.messages(in: name, limit: 50)
+        #expect(page.messages.count == 48)
+        for message in page.messages {
+            let index = Int(message.text.split(separator: " ")[1]) ?? -1
+            #expect(message.verified == !forged.contains(index), "\(message.text)")
+            #expect(message.text.hasSuffix(forged.contains(index) ? "as forged" : "as posted"))
+        }
+        // The search index still holds the words as posted, so search finds all 48, and checks them as a page does.
+        let found = try client.search("posted")
+        #expect(found.count == 48)
+        #expect(Set(found.filter { !$0.verified }.map(\.text)) == Set(forged.map { "line \($0) as forged" }))
     }
 
     @Test func theCreatorsDeleteCascadesToEveryonesMessagesAndMemberships() throws {

@@ -15,7 +15,7 @@ extension ChatClient {
     /// The newest `limit` messages of a channel, or those before `older`; oldest first.
     public func messages(in name: ChannelName, limit: Int = 50, older cursor: HistoryCursor? = nil) throws -> MessagePage {
         let page = try records(cursor, else: try messageQuery(name), limit: limit)
-        return MessagePage(messages: page.records.compactMap(message(from:)).reversed(), older: page.cursor.map(HistoryCursor.init))
+        return MessagePage(messages: messages(from: page.records).reversed(), older: page.cursor.map(HistoryCursor.init))
     }
 
     /// The oldest `limit` messages of a channel, or those after `newer`; oldest first.
@@ -25,7 +25,7 @@ extension ChatClient {
                           predicate: try QueryPredicate(format: "channel == %@", name.recordID),
                           sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
         let page = try records(cursor, else: query, limit: limit)
-        return (page.records.compactMap(message(from:)), page.cursor.map(HistoryCursor.init))
+        return (messages(from: page.records), page.cursor.map(HistoryCursor.init))
     }
 
     /// A page of records of the public database: where `cursor` left off, else the first of `query`.

@@ -231,6 +231,6 @@ extension ChatClient {
         let format = Array(repeating: "self CONTAINS %@", count: words.count).joined(separator: " AND ")
         let query = Query(recordType: ChatSchema.messageType, predicate: try QueryPredicate(format: format, argumentArray: words),
                           sortDescriptors: [.newestFirst])
-        return try container.publicDatabase.records(matching: query, resultsLimit: limit).records.compactMap(message(from:))
+        return messages(from: try container.publicDatabase.records(matching: query, resultsLimit: limit).records)
     }
 }

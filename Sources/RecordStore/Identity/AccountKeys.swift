@@ -27,10 +27,15 @@ public final class AccountKeys: Sendable {
         var pending: [String] = []
     }
     /// What one signature check looked at: the signed bytes, the signature and the key.
-    private struct CheckedVersion: Hashable {
+    private struct CheckedVersion: Hashable, Sendable {
         var message: Data
         var signature: Data
         var key: Data
+    }
+    /// A signature still to verify, with the key to verify it with.
+    private struct Unchecked: Sendable {
+        var version: CheckedVersion
+        var key: PublicIdentity
     }
     private let state = Mutex(State())
 
@@ -94,13 +99,65 @@ public final class AccountKeys: Sendable {
     /// What was checked is remembered by the exact bytes signed, so paging back over
     /// the same messages costs an encoding, not another signature check.
     public func check(_ record: Record) -> SignatureCheck {
-        guard !record.isPartial, let (signature, replacing) = RecordSignature.parse(record.signature) else { return .unsigned }
-        guard let creator = record.creatorUserRecordID?.recordName, let key = key(of: creator) else { return .unknownKey }
+        switch prepare(record) {
+        case .known(let outcome): outcome
+        case .unchecked(let unchecked): verify(unchecked)
+        }
+    }
+
+    /// `check` of each record, in order. The signatures not checked before are checked on several of the
+    /// machine's cores when there are enough of them: one takes about 45 µs here, most of what reading a
+    /// page of 50 messages costs; a page read again takes no thread at all.
+    public func check(_ records: [Record]) -> [SignatureCheck] {
+        var outcomes: [SignatureCheck] = []
+        var unchecked: [(index: Int, signature: Unchecked)] = []
+        for (index, record) in records.enumerated() {
+            switch prepare(record) {
+            case .known(let outcome): outcomes.append(outcome)
+            case .unchecked(let signature):
+                outcomes.append(.unsigned)
+                unchecked.append((index, signature))
+            }
+        }
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, unchecked.count / Self.checksPerWorker)
+        if workers > 1 {
+            let verified = Mutex(outcomes)
+            let work = unchecked
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                let mine = stride(from: worker, to: work.count, by: workers).map { (work[$0].index, verify(work[$0].signature)) }
+                verified.withLock { outcomes in
+                    for (index, outcome) in mine { outcomes[index] = outcome }
+                }
+            }
+            return verified.withLock { $0 }
+        }
+        for (index, signature) in unchecked { outcomes[index] = verify(signature) }
+        return outcomes
+    }
+
+    /// Fewer unchecked signatures than this per worker are checked on the caller's thread: waking a worker costs more.
+    static let checksPerWorker = 8
+
+    private enum Prepared {
+        case known(SignatureCheck)
+        case unchecked(Unchecked)
+    }
+
+    /// Everything of a check but the signature's verification: the outcome, if it needs none or was had before.
+    private func prepare(_ record: Record) -> Prepared {
+        guard !record.isPartial, let (signature, replacing) = RecordSignature.parse(record.signature) else { return .known(.unsigned) }
+        guard let creator = record.creatorUserRecordID?.recordName, let key = key(of: creator) else { return .known(.unknownKey) }
         guard let message = try? RecordSignature.message(type: record.recordType, id: record.recordID, creator: creator,
-                                                         replacing: replacing, fields: record.fields) else { return .badSignature }
+                                                         replacing: replacing, fields: record.fields) else { return .known(.badSignature) }
         let version = CheckedVersion(message: message, signature: signature, key: key.signingKey)
-        if let known = state.withLock({ $0.checked[version] }) { return known }
-        let outcome: SignatureCheck = key.isValidSignature(signature, for: message) ? .verified : .badSignature
+        if let known = state.withLock({ $0.checked[version] }) { return .known(known) }
+        return .unchecked(Unchecked(version: version, key: key))
+    }
+
+    /// Verifies a signature, and remembers the outcome.
+    private func verify(_ unchecked: Unchecked) -> SignatureCheck {
+        let version = unchecked.version
+        let outcome: SignatureCheck = unchecked.key.isValidSignature(version.signature, for: version.message) ? .verified : .badSignature
         state.withLock { state in
             if state.checked.count > 10_000 { state.checked = [:] }
             state.checked[version] = outcome
