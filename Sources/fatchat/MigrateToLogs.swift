@@ -12,7 +12,8 @@ extension Admin {
             discussion: """
                 Stop every client first. Each record goes into a log owned by its creator's account, so run this as root \
                 when others have posted. container.json switches to the log engine last; the old file is kept as \
-                public.sqlite.migrated. If it is cut short the container works as before, and running it again is safe. \
+                public.sqlite.migrated. Each account's subscriptions go into its log folder, and each of its clients \
+                takes them into its own cache the first time it runs. If it is cut short the container works as before, and running it again is safe. \
                 Messages still queued in anyone's outbox go out through the log engine the next time they run Fatchat.
                 """)
         @OptionGroup var global: GlobalOptions
@@ -29,7 +30,7 @@ extension Admin {
             })
             bar.end()
             let total = result.records.values.reduce(0, +)
-            Output.line("Migrated \(url.path) to the log engine: \(total) record\(total == 1 ? "" : "s") from \(result.records.count) account\(result.records.count == 1 ? "" : "s").")
+            Output.line("Migrated \(url.path) to the log engine: \(total) record\(total == 1 ? "" : "s") from \(result.records.count) account\(result.records.count == 1 ? "" : "s"), and \(result.subscriptions) subscription\(result.subscriptions == 1 ? "" : "s").")
             if result.skipped > 0 {
                 Output.note("\(result.skipped) damaged row\(result.skipped == 1 ? "" : "s") could not be migrated; the backup keeps them (fatchat admin check lists them).")
             }

@@ -27,6 +27,13 @@ struct MigrateToLogsTests {
         #expect(before.count >= 6, "\(before)")
         let hashes = try FileManager.default.contentsOfDirectory(atPath: container + "/assets").filter { !$0.hasPrefix(".") }
         #expect(hashes.count == 1)
+        // Joining a channel saved a subscription for each of them.
+        let subscriptions = try SQLiteCLI.run(container + "/public.sqlite", "SELECT owner || ' ' || id FROM subscription ORDER BY owner, id;")
+            .split(separator: "\n").map(String.init)
+        let aliceAccount = try Self.account(Self.alice)
+        let bobAccount = try Self.account(Self.bob)
+        #expect(subscriptions.contains { $0.hasPrefix(aliceAccount + " ") } && subscriptions.contains { $0.hasPrefix(bobAccount + " ") },
+                "\(subscriptions)")
 
         // A member may not write logs in others' names: with bob's records in it, alice is told to run it as root.
         let refused = try await run(Self.alice, ["admin", "migrate-to-logs", container])
@@ -37,6 +44,7 @@ struct MigrateToLogsTests {
         #expect(migrate.termination == .success, "\(migrate.errorText)")
         #expect(migrate.errorText.contains("records into their creators' logs\n"), "progress lines on stderr, plain when it is not a terminal: \(migrate.errorText)")
         #expect(!migrate.errorText.contains("\r"), "a carriage return in plain progress: \(migrate.errorText)")
+        #expect(migrate.lines.contains { $0.hasSuffix("and \(subscriptions.count) subscriptions.") }, "\(migrate.lines)")
         let descriptor = try String(contentsOfFile: container + "/container.json", encoding: .utf8)
         #expect(descriptor.contains("\"engine\" : \"log\""), "\(descriptor)")
         #expect(FileManager.default.fileExists(atPath: container + "/public.sqlite.migrated"))
@@ -55,6 +63,15 @@ struct MigrateToLogsTests {
         let cache = try #require(caches.first.map { reader.path + "/" + $0 })
         #expect(try records(cache) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: container + "/assets").filter { !$0.hasPrefix(".") } == hashes)
+
+        // alice's first client on the log container takes her subscriptions into its cache, and only hers.
+        let home = "/home/\(Self.alice)"
+        let cachesBefore = Set(Self.caches(under: home))
+        let aliceRead = try await run(Self.alice, ["read", "--container", container, "general", "--last", "5"] + Self.mode)
+        #expect(aliceRead.termination == .success, "\(aliceRead.errorText)")
+        let aliceCache = try #require(Set(Self.caches(under: home)).subtracting(cachesBefore).first)
+        let taken = try SQLiteCLI.run(aliceCache, "SELECT owner || ' ' || id FROM subscription ORDER BY owner, id;").split(separator: "\n").map(String.init)
+        #expect(!taken.isEmpty && taken == subscriptions.filter { $0.hasPrefix(aliceAccount + " ") }, "\(taken)")
 
         // Each account's records are in a log that account owns.
         for user in [Self.alice, Self.bob] {
@@ -100,6 +117,15 @@ struct MigrateToLogsTests {
         }
         let third = try await run("root", ["admin", "migrate-to-logs", container])
         #expect(third.termination != .success && third.errorText.contains("log engine already"), "\(third.errorText)")
+    }
+
+    private static func account(_ user: String) throws -> String {
+        "_\(try #require(getpwnam(user)).pointee.pw_uid)_\(user)"
+    }
+
+    /// The log engine's caches in a user's data directories.
+    private static func caches(under home: String) -> [String] {
+        ((try? FileManager.default.subpathsOfDirectory(atPath: home)) ?? []).filter { $0.hasSuffix("log-cache.sqlite") }.map { home + "/" + $0 }
     }
 
     private func post(_ text: String, as user: String, in container: String) async throws {

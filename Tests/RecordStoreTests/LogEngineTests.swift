@@ -30,6 +30,33 @@ struct LogEngineTests {
         try database.records(matching: Query(recordType: type)).records.map(\.recordID.recordName).sorted()
     }
 
+    @Test("Subscriptions a migration left in the account's folder are taken once per version of the file; a damaged file or entry is skipped")
+    func migratedSubscriptionsAreTakenOnce() throws {
+        let directory = try TemporaryDirectory()
+        let first = try open(directory, client: "a")
+        let account = first.currentUser.recordID.recordName
+        let file = directory.path("container/logs/\(account)/\(MigratedSubscription.fileName)")
+        let good = Subscription(subscriptionID: "notes", recordType: "Note", options: .firesOnRecordCreation)
+        let body = String(decoding: try JSONEncoder().encode(good), as: UTF8.self)
+
+        // Not a list of subscriptions: nothing taken, nothing stopped.
+        try Data("{not json".utf8).write(to: file)
+        #expect(try first.refreshPublicDatabase() == 0)
+        #expect(try first.publicDatabase.allSubscriptions().isEmpty)
+
+        // A new version with one good entry and one whose body names another ID: the good one is taken by a new client.
+        let entries = [MigratedSubscription(id: "notes", body: body), MigratedSubscription(id: "other", body: body)]
+        try JSONEncoder().encode(entries).write(to: file)
+        let second = try open(directory, client: "b")
+        _ = try second.refreshPublicDatabase()
+        #expect(try second.publicDatabase.allSubscriptions().map(\.subscriptionID) == ["notes"])
+
+        // Deleted afterwards, it stays deleted in that cache, however often a client opens it again.
+        try second.publicDatabase.deleteSubscription(withID: "notes")
+        _ = try open(directory, client: "b").refreshPublicDatabase()
+        #expect(try open(directory, client: "b").publicDatabase.allSubscriptions().isEmpty)
+    }
+
     @Test("container.json records the log engine, a client asking for SQLite is refused, and logs/ is sticky and setgid")
     func descriptorRecordsTheEngine() throws {
         let directory = try TemporaryDirectory()

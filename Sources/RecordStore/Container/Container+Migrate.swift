@@ -10,6 +10,8 @@ extension Container {
         public var skipped = 0
         /// Where the shared file was kept, for a backup.
         public var backup: String?
+        /// Subscriptions handed to their owners' log folders, which each of the owner's clients takes into its cache.
+        public var subscriptions = 0
     }
 
     /// Turns a `sqlite` container into a `log` one without losing a record.
@@ -53,9 +55,10 @@ extension Container {
                 throw StoreError(.internalError, "The shared file handed out a writer this migration does not know.")
             }
             let (byAccount, skipped) = try readRecords(access.db)
+            let subscriptions = try readSubscriptions(access)
             migration.skipped = skipped
             let me = geteuid()
-            let others = byAccount.keys.filter { LogDirectory.uid(inAccount: $0) != me }.sorted()
+            let others = Set(byAccount.keys).union(subscriptions.keys).filter { LogDirectory.uid(inAccount: $0) != me }.sorted()
             if me != 0, !others.isEmpty {
                 throw StoreError(.permissionFailure, "Records in \(url.path) were created by \(others.count) other account\(others.count == 1 ? "" : "s") (\(others.prefix(3).joined(separator: ", "))), and each must go into a log that account owns. Run the migration as root.")
             }
@@ -76,6 +79,10 @@ extension Container {
                 migration.records[account] = entries.count
                 done += entries.count
                 written(account, done, total)
+            }
+            for (account, stored) in subscriptions.sorted(by: { $0.key < $1.key }) {
+                try writeSubscriptions(stored, account: account, in: logs, network: network)
+                migration.subscriptions += stored.count
             }
             descriptor.engine = .log
             try switchDescriptor(descriptor, in: directory)
@@ -130,21 +137,46 @@ extension Container {
         return (byAccount, skipped)
     }
 
+    /// Every subscription of the shared file that decodes, by owner account; the log engine keeps them in each client's cache.
+    private static func readSubscriptions(_ access: SQLiteAccess) throws -> [String: [MigratedSubscription]] {
+        var byAccount: [String: [MigratedSubscription]] = [:]
+        for owner in try String.fetchAll(access.db, sql: "SELECT DISTINCT owner FROM subscription WHERE typeof(owner) = 'text'")
+        where LogDirectory.uid(inAccount: owner) != nil {
+            for stored in try access.subscriptionBodies(owner: owner)
+            where (try? Subscription(storedID: stored.id, body: stored.body, owner: owner)) != nil {
+                byAccount[owner, default: []].append(MigratedSubscription(id: stored.id, body: stored.body))
+            }
+        }
+        return byAccount
+    }
+
+    /// Writes an account's subscriptions into its log folder, as `MigratedSubscription.fileName`.
+    private static func writeSubscriptions(_ subscriptions: [MigratedSubscription], account: String, in logs: DirectoryHandle, network: Bool) throws {
+        guard let uid = LogDirectory.uid(inAccount: account) else { return }
+        let folder = try accountFolder(account, uid: uid, in: logs, network: network)
+        try writeWhole(Array(try JSONEncoder().encode(subscriptions)), named: MigratedSubscription.fileName, in: folder, uid: uid, network: network)
+    }
+
+    /// An account's folder in `logs/`, made and given to the account if it has none.
+    private static func accountFolder(_ account: String, uid: uid_t, in logs: DirectoryHandle, network: Bool) throws -> DirectoryHandle {
+        guard try logs.status(account) != nil else {
+            let mode = S_ISGID | 0o700 | (try logs.status().st_mode & 0o055)
+            let folder = try logs.makeDirectory(account, mode: mode, group: nil)
+            try give(folder.fd, folder.path, to: uid, network: network)
+            return folder
+        }
+        let folder = try logs.directory(account)
+        let owner = try folder.status().st_uid
+        guard owner == uid || network else {
+            throw StoreError(.badContainer, "\(folder.path) belongs to uid \(owner), not to the account its name gives; move it away and run the migration again.")
+        }
+        return folder
+    }
+
     /// Writes one account's log whole under a temporary name, gives it to the account, and renames it into place.
     private static func writeLog(_ entries: [LogEntry], account: String, in logs: DirectoryHandle, container: String, network: Bool) throws {
         guard let uid = LogDirectory.uid(inAccount: account) else { return }
-        let folder: DirectoryHandle
-        if try logs.status(account) == nil {
-            let mode = S_ISGID | 0o700 | (try logs.status().st_mode & 0o055)
-            folder = try logs.makeDirectory(account, mode: mode, group: nil)
-            try give(folder.fd, folder.path, to: uid, network: network)
-        } else {
-            folder = try logs.directory(account)
-            let owner = try folder.status().st_uid
-            guard owner == uid || network else {
-                throw StoreError(.badContainer, "\(folder.path) belongs to uid \(owner), not to the account its name gives; move it away and run the migration again.")
-            }
-        }
+        let folder = try accountFolder(account, uid: uid, in: logs, network: network)
         let client = migrationClient(container: container, account: account)
         var bytes = LogFormat.encode(LogHeader(client: client, account: account, generation: 0))
         for entry in entries {
@@ -152,7 +184,11 @@ extension Container {
             stamped.client = client
             try LogFormat.encode(stamped, into: &bytes)
         }
-        let name = LogDirectory.fileName(for: client)
+        try writeWhole(bytes, named: LogDirectory.fileName(for: client), in: folder, uid: uid, network: network)
+    }
+
+    /// Writes `bytes` under a temporary name in `folder`, makes them durable, gives the file to `uid`, and renames it to `name`.
+    private static func writeWhole(_ bytes: [UInt8], named name: String, in folder: DirectoryHandle, uid: uid_t, network: Bool) throws {
         let temporary = ".\(name).\(UUID().uuidString)"
         let mode = (try folder.status().st_mode & 0o644) | 0o200
         let fd = try folder.createFile(temporary, mode: mode, group: nil)

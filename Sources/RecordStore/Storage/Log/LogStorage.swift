@@ -38,6 +38,8 @@ final class LogStorage: RecordStorage {
     private let historyLimit: Int
     /// What the last poll saw of each log and account directory, to skip what has not changed.
     private let seen = Mutex<PollMemory>(PollMemory())
+    /// Whether this process looked for the subscriptions a migration left this account (`MigratedSubscription`).
+    private let lookedForMigratedSubscriptions = Mutex(false)
 
     var databaseID: String { cache.databaseID }
 
@@ -176,7 +178,10 @@ final class LogStorage: RecordStorage {
     /// goes in steps; call again while `moreToRead`, or call `catchUp`.
     func refresh(limit: Int = 200_000) throws -> PollResult {
         let candidates = try changedLogs()
-        guard !candidates.isEmpty else { return PollResult() }
+        guard !candidates.isEmpty else {
+            takeMigratedSubscriptions()
+            return PollResult()
+        }
         var caughtUp: [String: LogEnd] = [:]
         let result = try cache.write { writer in
             let access = try Self.access(writer)
@@ -184,7 +189,17 @@ final class LogStorage: RecordStorage {
             return try poll(candidates, replay: LogReplay(access, polling: true), limit: limit, caughtUp: &caughtUp).result
         }
         remember(caughtUp)
+        if !result.moreToRead { takeMigratedSubscriptions() }
         return result
+    }
+
+    /// Once per process, after a poll that read every log to its end: the subscriptions a migration left
+    /// this account, whose channels the cache now holds. A failure leaves them for the next process:
+    /// it must not stop the poll that delivers messages.
+    private func takeMigratedSubscriptions() {
+        guard !lookedForMigratedSubscriptions.withLock({ $0 }) else { return }
+        _ = try? MigratedSubscription.take(from: ownDirectory.handle, account: account, into: cache)
+        lookedForMigratedSubscriptions.withLock { $0 = true }
     }
 
     /// The entries one transaction of a bulk load applies at most: a catch-up of more goes in several.
@@ -210,6 +225,7 @@ final class LogStorage: RecordStorage {
             let candidates = try changedLogs()
             guard !candidates.isEmpty else {
                 step(PollResult())
+                takeMigratedSubscriptions()
                 return applied
             }
             var caughtUp: [String: LogEnd] = [:]
@@ -238,7 +254,10 @@ final class LogStorage: RecordStorage {
                 }
             }
             remember(caughtUp)
-            if !moreToRead { return applied }
+            if !moreToRead {
+                takeMigratedSubscriptions()
+                return applied
+            }
         }
     }
 

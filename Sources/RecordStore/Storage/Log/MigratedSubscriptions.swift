@@ -1,0 +1,62 @@
+import Foundation
+import GRDB
+
+/// One subscription that `migrate-to-logs` found in the shared file, as its body was stored there.
+///
+/// The log engine keeps subscriptions in each client's own cache, which the migration cannot reach,
+/// so it writes each account's subscriptions into that account's log folder (`fileName`), which only
+/// the account may write. Each of the account's clients takes them into its cache once.
+struct MigratedSubscription: Codable, Equatable {
+    static let fileName = "subscriptions.migrated"
+    /// A file larger than this is not read: a thousand subscriptions at their largest stored size fit.
+    static let maximumFileSize = 1000 * (Subscription.maximumStoredSize + 512)
+    /// The `fatchat_meta` key that remembers which version of the file the cache took.
+    static let takenKey = "migrated_subscriptions"
+
+    var id: String
+    var body: String
+
+    /// Takes the subscriptions in `folder` (this account's own) into `cache`, once for each version of the file;
+    /// returns how many it took. A subscription that does not decode is skipped and reported as a damaged row.
+    /// Call it once the cache has caught up, so that a subscription finds the channel it belongs to.
+    static func take(from folder: DirectoryHandle, account: String, into cache: SQLiteStorage) throws -> Int {
+        guard try folder.status(fileName) != nil else { return 0 }
+        let fd = try folder.openRegularFile(fileName)
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return 0 }
+        let version = "\(info.st_dev):\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        let path = folder.path(of: fileName)
+        var stored: [MigratedSubscription] = []
+        if info.st_size > maximumFileSize {
+            DamagedRowLog.note(DamagedRow(table: fileName, key: path, problem: "it is \(info.st_size) bytes, more than the \(maximumFileSize) read"))
+        } else {
+            let data = try IdentityKeys.readAll(fd, limit: maximumFileSize)
+            do {
+                stored = try JSONDecoder().decode([MigratedSubscription].self, from: data)
+            } catch {
+                DamagedRowLog.note(DamagedRow(table: fileName, key: path, problem: "it is not a list of subscriptions"))
+            }
+        }
+        return try cache.write { writer in
+            guard let access = writer as? SQLiteAccess else {
+                throw StoreError(.internalError, "The log engine's cache handed out a writer it does not know.")
+            }
+            let taken = try String.fetchOne(access.db, sql: "SELECT value FROM fatchat_meta WHERE key = ?", arguments: [takenKey])
+            guard taken != version else { return 0 }
+            var count = 0
+            for item in stored {
+                do {
+                    let subscription = try Subscription(storedID: item.id, body: item.body, owner: account)
+                    try access.saveSubscription(id: item.id, owner: account, body: item.body, parent: subscription.parent)
+                    count += 1
+                } catch let damage as DamagedRow {
+                    DamagedRowLog.note(damage)
+                }
+            }
+            try access.db.execute(sql: "INSERT INTO fatchat_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                  arguments: [takenKey, version])
+            return count
+        }
+    }
+}
