@@ -101,6 +101,11 @@ struct PostgresMigrationTests {
         let post = try await run(as: Self.alice, ["post", "--container", container, "general", "after the move"])
         #expect(post.succeeded, "\(post.errorText)")
         #expect(try cluster.psql("SELECT count(*) FROM fatchat.record WHERE type = 'Message'") == "5")
+        // Each one's channel alert (the subscription joining saved) is on the server: copied by the migration from a
+        // single file, carried by each member's own client, which has now opened the server, from its old log cache.
+        let accounts = [aliceAccount, "_\(getpwnam(Self.bob)?.pointee.pw_uid ?? 0)_\(Self.bob)"].sorted()
+        #expect(try cluster.psql("SELECT string_agg(owner || ' ' || id, ',' ORDER BY owner, id) FROM fatchat.subscription")
+                == accounts.map { "\($0) messages.general" }.joined(separator: ","))
 
         // Running it again is refused, and so is a copy that clients have written to since, and a second container into the now full database.
         let again = try await asRoot(["admin", "migrate", container, "--to", cluster.url])

@@ -100,7 +100,9 @@ public final class Container: Sendable {
                                              historyLimit: historyLimit, naming: naming)
             case .postgresql:
                 guard let endpoint else { throw StoreError(.badContainer, "The container \(url.path) names no PostgreSQL server.") }
-                return try PostgresStorage(endpoint: endpoint, assetsDirectory: assets, naming: naming)
+                let storage = try PostgresStorage(endpoint: endpoint, assetsDirectory: assets, naming: naming)
+                MigratedSubscription.carryOver(fromLogCacheIn: privateDirectory, account: user.recordID.recordName, into: storage, naming: naming)
+                return storage
             }
         }
         // A server may be down when a client starts: it opens all the same, and its outbox keeps what it sends until the server answers.

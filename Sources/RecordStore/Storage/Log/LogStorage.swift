@@ -43,13 +43,16 @@ final class LogStorage: RecordStorage {
 
     var databaseID: String { cache.databaseID }
 
+    /// The cache's file in the client's private data directory.
+    static let cacheName = "log-cache.sqlite"
+
     /// Opens the engine for the container in `container`, with its cache and client ID in `privateDirectory`.
     init(container: URL, privateDirectory: URL, assetsDirectory: URL, user: UserIdentity, historyLimit: Int, naming: ContainerNaming) throws {
         account = user.recordID.recordName
         guard LogDirectory.uid(inAccount: account) == user.uid else {
             throw StoreError(.permissionFailure, "The account name \(account) cannot name a log directory; Fatchat's log engine needs a plain user name.")
         }
-        let cacheName = "log-cache.sqlite"
+        let cacheName = Self.cacheName
         let privateHandle = try DirectoryHandle(path: privateDirectory.path, naming: naming)
         if try privateHandle.status(cacheName) == nil {
             try DatabaseFile.create(cacheName, in: privateHandle, mode: 0o600, group: nil)

@@ -59,4 +59,35 @@ struct MigratedSubscription: Codable, Equatable {
             return count
         }
     }
+
+    /// After `admin migrate` moved a `log` container to PostgreSQL: saves on the server, as `account`, the
+    /// subscriptions of that account that the client's old cache in `directory` holds, then renames that
+    /// cache (to `log-cache.sqlite.moved`) so that it happens once. The migration could not reach them: each
+    /// client kept its own. A failure (the server down, say) leaves the cache for the next start.
+    static func carryOver(fromLogCacheIn directory: URL, account: String, into storage: any RecordStorage, naming: ContainerNaming) {
+        guard let handle = try? DirectoryHandle(path: directory.path, naming: naming),
+              (try? handle.status(LogStorage.cacheName)) != nil else { return }
+        do {
+            let stored = try subscriptions(inLogCache: directory.appendingPathComponent(LogStorage.cacheName), account: account, naming: naming)
+            try storage.write { writer in
+                for (subscription, body) in stored {
+                    try writer.saveSubscription(id: subscription.subscriptionID, owner: account, body: body, parent: subscription.parent)
+                }
+            }
+            for suffix in ["", "-wal", "-shm"] where try handle.status(LogStorage.cacheName + suffix) != nil {
+                try handle.rename(LogStorage.cacheName + suffix, to: LogStorage.cacheName + ".moved" + suffix)
+            }
+        } catch {
+            return
+        }
+    }
+
+    /// The subscriptions of `account` that decode in a log cache; the cache is closed again when this returns.
+    private static func subscriptions(inLogCache url: URL, account: String, naming: ContainerNaming) throws -> [(Subscription, String)] {
+        let cache = try SQLiteStorage(path: url.path, assetsDirectory: url.deletingLastPathComponent().appendingPathComponent("assets"),
+                                      mode: .local, naming: naming)
+        return try cache.read { try $0.subscriptionBodies(owner: account) }.compactMap { stored in
+            (try? Subscription(storedID: stored.id, body: stored.body, owner: account)).map { ($0, stored.body) }
+        }
+    }
 }
