@@ -70,6 +70,8 @@ import RecordStore
         for i in forged {
             try SQLiteCLI.run(database, "UPDATE record SET fields = replace(fields, 'line \(i) as posted', 'line \(i) as forged') WHERE type = 'Message' AND fields LIKE '%line \(i) as posted%';")
         }
+        // The newest ten are checked first, so the page below mixes verdicts had before with ones to verify.
+        #expect(try client.messages(in: name, limit: 10).messages.map(\.verified) == (38..<48).map { !forged.contains($0) })
         let page = try client.messages(in: name, limit: 50)
         #expect(page.messages.count == 48)
         for message in page.messages {

@@ -74,7 +74,7 @@ public final class ChatClient: Sendable {
 
     /// Sets the chat's index marks now, where missing, and returns when they are set (the full-text index
     /// of every message built, on a cache that had none).
-    public static func prepareIndexes(_ database: RecordDatabase) throws {
+    package static func prepareIndexes(_ database: RecordDatabase) throws {
         for (type, entries) in Dictionary(grouping: ChatSchema.indexes, by: \.type) {
             let existing = try database.indexes(ofType: type)
             for entry in entries where !(existing[entry.field]?.isSuperset(of: entry.options) ?? false) {

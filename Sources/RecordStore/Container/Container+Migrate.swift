@@ -60,7 +60,7 @@ extension Container {
             let me = geteuid()
             let others = Set(byAccount.keys).union(subscriptions.keys).filter { LogDirectory.uid(inAccount: $0) != me }.sorted()
             if me != 0, !others.isEmpty {
-                throw StoreError(.permissionFailure, "Records in \(url.path) were created by \(others.count) other account\(others.count == 1 ? "" : "s") (\(others.prefix(3).joined(separator: ", "))), and each must go into a log that account owns. Run the migration as root.")
+                throw StoreError(.permissionFailure, "Records or subscriptions in \(url.path) belong to \(others.count) other account\(others.count == 1 ? "" : "s") (\(others.prefix(3).joined(separator: ", "))), and each must go into a folder that account owns. Run the migration as root.")
             }
             let hadLogs = try directory.status(LogDirectory.name) != nil
             let logs = try LogDirectory.open(in: directory, filesystem: filesystem.kind)

@@ -125,8 +125,8 @@ public final class AccountKeys: Sendable {
             let work = unchecked
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 let mine = stride(from: worker, to: work.count, by: workers).map { (work[$0].index, verify(work[$0].signature)) }
-                verified.withLock { outcomes in
-                    for (index, outcome) in mine { outcomes[index] = outcome }
+                verified.withLock { all in
+                    for (index, outcome) in mine { all[index] = outcome }
                 }
             }
             return verified.withLock { $0 }

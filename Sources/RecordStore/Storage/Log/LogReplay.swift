@@ -390,8 +390,8 @@ struct LogReplay {
     /// Writes a change row, or holds it back when a bulk load does.
     private func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?) throws {
         let date = Date()
-        if arrivals?.heldChanges != nil {
-            arrivals?.heldChanges?.append(HeldChanges.Change(id: id, type: type, kind: kind, previousFields: previousFields, date: date))
+        if let arrivals, arrivals.heldChanges != nil {
+            arrivals.heldChanges?.append(HeldChanges.Change(id: id, type: type, kind: kind, previousFields: previousFields, date: date))
         } else {
             try access.appendChange(id, type: type, kind: kind, previousFields: previousFields, date: date)
         }

@@ -200,9 +200,12 @@ final class LogStorage: RecordStorage {
     /// this account, whose channels the cache now holds. A failure leaves them for the next process:
     /// it must not stop the poll that delivers messages.
     private func takeMigratedSubscriptions() {
-        guard !lookedForMigratedSubscriptions.withLock({ $0 }) else { return }
-        _ = try? MigratedSubscription.take(from: ownDirectory.handle, account: account, into: cache)
-        lookedForMigratedSubscriptions.withLock { $0 = true }
+        let first = lookedForMigratedSubscriptions.withLock { looked in
+            defer { looked = true }
+            return !looked
+        }
+        guard first else { return }
+        _ = try? MigratedSubscription.take(from: ownDirectory.handle, account: account, into: cache, ownersAreMeaningful: ownersAreMeaningful)
     }
 
     /// The entries one transaction of a bulk load applies at most: a catch-up of more goes in several.

@@ -16,27 +16,31 @@ struct MigratedSubscription: Codable, Equatable {
     var id: String
     var body: String
 
-    /// Takes the subscriptions in `folder` (this account's own) into `cache`, once for each version of the file;
+    /// Takes the subscriptions in `folder` (this account's own) into `cache`, once for each content of the file;
     /// returns how many it took. A subscription that does not decode is skipped and reported as a damaged row.
+    /// `ownersAreMeaningful`: the filesystem reports true owners, and a file this user does not own is left alone.
     /// Call it once the cache has caught up, so that a subscription finds the channel it belongs to.
-    static func take(from folder: DirectoryHandle, account: String, into cache: SQLiteStorage) throws -> Int {
+    static func take(from folder: DirectoryHandle, account: String, into cache: SQLiteStorage, ownersAreMeaningful: Bool) throws -> Int {
         guard try folder.status(fileName) != nil else { return 0 }
         let fd = try folder.openRegularFile(fileName)
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return 0 }
-        let version = "\(info.st_dev):\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        guard fstat(fd, &info) == 0, !ownersAreMeaningful || info.st_uid == geteuid() else { return 0 }
         let path = folder.path(of: fileName)
-        var stored: [MigratedSubscription] = []
-        if info.st_size > maximumFileSize {
+        guard info.st_size <= maximumFileSize else {
             DamagedRowLog.note(DamagedRow(table: fileName, key: path, problem: "it is \(info.st_size) bytes, more than the \(maximumFileSize) read"))
-        } else {
-            let data = try IdentityKeys.readAll(fd, limit: maximumFileSize)
-            do {
-                stored = try JSONDecoder().decode([MigratedSubscription].self, from: data)
-            } catch {
-                DamagedRowLog.note(DamagedRow(table: fileName, key: path, problem: "it is not a list of subscriptions"))
-            }
+            return 0
+        }
+        let data = try IdentityKeys.readAll(fd, limit: maximumFileSize)
+        // Known by its content: a network mount's device and inode numbers may change when it is mounted again.
+        var hash = SHA256()
+        hash.update(data)
+        let version = hash.finalize()
+        var stored: [MigratedSubscription] = []
+        do {
+            stored = try JSONDecoder().decode([MigratedSubscription].self, from: data)
+        } catch {
+            DamagedRowLog.note(DamagedRow(table: fileName, key: path, problem: "it is not a list of subscriptions"))
         }
         return try cache.write { writer in
             guard let access = writer as? SQLiteAccess else {
@@ -63,17 +67,21 @@ struct MigratedSubscription: Codable, Equatable {
     /// After `admin migrate` moved a `log` container to PostgreSQL: saves on the server, as `account`, the
     /// subscriptions of that account that the client's old cache in `directory` holds, then renames that
     /// cache (to `log-cache.sqlite.moved`) so that it happens once. The migration could not reach them: each
-    /// client kept its own. A failure (the server down, say) leaves the cache for the next start.
+    /// client kept its own. Only the account's first client to open the server carries them: once the server
+    /// holds any subscription of the account, another machine's old cache would only bring back what was
+    /// deleted or changed since. A failure (the server gone again, say) leaves the cache for the next start.
     static func carryOver(fromLogCacheIn directory: URL, account: String, into storage: any RecordStorage, naming: ContainerNaming) {
         guard let handle = try? DirectoryHandle(path: directory.path, naming: naming),
               (try? handle.status(LogStorage.cacheName)) != nil else { return }
         do {
             let stored = try subscriptions(inLogCache: directory.appendingPathComponent(LogStorage.cacheName), account: account, naming: naming)
             try storage.write { writer in
+                guard try writer.subscriptionBodies(owner: account).isEmpty else { return }
                 for (subscription, body) in stored {
                     try writer.saveSubscription(id: subscription.subscriptionID, owner: account, body: body, parent: subscription.parent)
                 }
             }
+            // A cache moved aside by an earlier move to a server is older still: this one takes its place.
             for suffix in ["", "-wal", "-shm"] where try handle.status(LogStorage.cacheName + suffix) != nil {
                 try handle.rename(LogStorage.cacheName + suffix, to: LogStorage.cacheName + ".moved" + suffix)
             }
@@ -84,6 +92,7 @@ struct MigratedSubscription: Codable, Equatable {
 
     /// The subscriptions of `account` that decode in a log cache; the cache is closed again when this returns.
     private static func subscriptions(inLogCache url: URL, account: String, naming: ContainerNaming) throws -> [(Subscription, String)] {
+        // Only subscriptions are read, so no asset is opened; the folder named is the private data's own.
         let cache = try SQLiteStorage(path: url.path, assetsDirectory: url.deletingLastPathComponent().appendingPathComponent("assets"),
                                       mode: .local, naming: naming)
         return try cache.read { try $0.subscriptionBodies(owner: account) }.compactMap { stored in
