@@ -10,6 +10,8 @@ struct QueryBenchmark {
     let runs: Int
     /// Which page of 50 the deep page is (reached by keyset, page 1 is the newest).
     let depth: Int
+    /// The same container opened again with the same private data, as the user's next process would.
+    let reopen: () throws -> Container
 
     func run(into report: inout Report) throws {
         let warmed = Self.readThrough(container.url.appendingPathComponent("public.sqlite"))
@@ -58,37 +60,24 @@ struct QueryBenchmark {
         return Double(bytes) / 1_048_576
     }
 
-    /// Pages back through the busiest channel by cursor, timing every page, then re-times the deepest page.
-    private func walk(client: ChatClient, hand: HandSQL, channel: ChannelName, into report: inout Report) throws {
-        var pageTimes: [Double] = [], handPageTimes: [Double] = []
-        var cursor: HistoryCursor?
-        var keyset: (created: Double, id: Int64)?
-        var deepCursor: HistoryCursor?, deepKeyset: (created: Double, id: Int64)?
+    /// What one walk back through a channel measured.
+    private struct Walk {
+        var pageTimes: [Double] = []
+        var handPageTimes: [Double] = []
         var page = 1
-        let first = try client.messages(in: channel, limit: 50)
-        cursor = first.older
-        keyset = try hand.messages(channelRecordName: channel.id.rawValue, after: nil).last.map { ($0.created, $0.id) }
-        while page < depth, let current = cursor, let currentKeyset = keyset {
-            page += 1
-            deepCursor = current
-            deepKeyset = currentKeyset
-            // The first reader of a page may fetch it from disk; alternate who goes first.
-            let handPage = { try Clock.measure { try hand.messages(channelRecordName: channel.id.rawValue, after: currentKeyset) } }
-            let handFirst = page.isMultiple(of: 2) ? nil : try handPage()
-            let (ms, result) = try Clock.measure { try client.messages(in: channel, limit: 50, older: current) }
-            let (handMs, rows) = try handFirst ?? handPage()
-            pageTimes.append(ms)
-            cursor = result.older
-            handPageTimes.append(handMs)
-            keyset = rows.last.map { ($0.created, $0.id) }
-            if result.messages.count != rows.count {
-                throw BenchError("Page \(page) of \(channel): RecordStore returned \(result.messages.count) messages, hand SQL \(rows.count).")
-            }
-        }
-        guard let deepCursor, let deepKeyset else {
+        var deepCursor: HistoryCursor?
+        var deepKeyset: (created: Double, id: Int64)?
+    }
+
+    /// Pages back through the busiest channel by cursor, timing every page, then re-times the deepest page;
+    /// then walks it again in a new client with the same private data, whose signature verdicts are kept.
+    private func walk(client: ChatClient, hand: HandSQL, channel: ChannelName, into report: inout Report) throws {
+        let walk = try pages(client: client, hand: hand, channel: channel)
+        guard let deepCursor = walk.deepCursor, let deepKeyset = walk.deepKeyset else {
             report.notes.append("The cursor walk was skipped: \(channel) has a single page of messages.")
             return
         }
+        let (pageTimes, handPageTimes, page) = (walk.pageTimes, walk.handPageTimes, walk.page)
         let walked = Distribution(pageTimes)
         report.add(Figure(id: "query.cursorPage", label: "each cursor page, p99 over \(pageTimes.count) pages", value: walked.p99, unit: "ms",
                           baseline: Distribution(handPageTimes).p99, baselineLabel: "hand SQL keyset", target: .atMost(2, "ms"),
@@ -104,5 +93,41 @@ struct QueryBenchmark {
         report.add(Figure(id: "query.deepPage", label: "deep cursor page, \(label) (p50)", value: median(deep), unit: "ms",
                           baseline: median(deepHand), baselineLabel: "hand SQL keyset", target: .atMost(2, "ms"),
                           distribution: Distribution(deep), runs: runs))
+
+        let again = try pages(client: ChatClient(container: reopen(), handle: "bench"), hand: hand, channel: channel)
+        let walkedAgain = Distribution(again.pageTimes)
+        report.add(Figure(id: "query.cursorPageAgain", label: "each cursor page again, next process, p99 over \(again.pageTimes.count) pages",
+                          value: walkedAgain.p99, unit: "ms", baseline: Distribution(again.handPageTimes).p99, baselineLabel: "hand SQL keyset",
+                          distribution: walkedAgain, runs: again.pageTimes.count,
+                          note: "The same walk by a new client with the same private data: each signature's verdict is kept from the first walk, so none is verified again."))
+    }
+
+    /// One walk back through a channel, page by page, timing the store's page and hand SQL's.
+    private func pages(client: ChatClient, hand: HandSQL, channel: ChannelName) throws -> Walk {
+        var walk = Walk()
+        var cursor: HistoryCursor?
+        var keyset: (created: Double, id: Int64)?
+        let first = try client.messages(in: channel, limit: 50)
+        cursor = first.older
+        keyset = try hand.messages(channelRecordName: channel.id.rawValue, after: nil).last.map { ($0.created, $0.id) }
+        while walk.page < depth, let current = cursor, let currentKeyset = keyset {
+            walk.page += 1
+            let page = walk.page
+            walk.deepCursor = current
+            walk.deepKeyset = currentKeyset
+            // The first reader of a page may fetch it from disk; alternate who goes first.
+            let handPage = { try Clock.measure { try hand.messages(channelRecordName: channel.id.rawValue, after: currentKeyset) } }
+            let handFirst = page.isMultiple(of: 2) ? nil : try handPage()
+            let (ms, result) = try Clock.measure { try client.messages(in: channel, limit: 50, older: current) }
+            let (handMs, rows) = try handFirst ?? handPage()
+            walk.pageTimes.append(ms)
+            cursor = result.older
+            walk.handPageTimes.append(handMs)
+            keyset = rows.last.map { ($0.created, $0.id) }
+            if result.messages.count != rows.count {
+                throw BenchError("Page \(page) of \(channel): RecordStore returned \(result.messages.count) messages, hand SQL \(rows.count).")
+            }
+        }
+        return walk
     }
 }

@@ -36,8 +36,11 @@ struct RunBenchmarks: ParsableCommand {
         }
         if selected.contains(.queries), let info {
             progress("queries: \(settings.queryRunCount) runs each, deep page \(settings.depthPages)")
-            let container = try Container(url: settings.containerURL, options: Container.Options(create: false, privateDataDirectory: work.appendingPathComponent("private-query"), naming: .fatchat))
-            try QueryBenchmark(container: container, info: info, runs: settings.queryRunCount, depth: settings.depthPages).run(into: &report)
+            // Each run starts with no private data, so every page is read for the first time: no signature verdict is kept yet.
+            let privateData = work.appendingPathComponent("private-query")
+            try? FileManager.default.removeItem(at: privateData)
+            let open = { try Container(url: settings.containerURL, options: Container.Options(create: false, privateDataDirectory: privateData, naming: .fatchat)) }
+            try QueryBenchmark(container: try open(), info: info, runs: settings.queryRunCount, depth: settings.depthPages, reopen: open).run(into: &report)
         }
         if selected.contains(.queries), let url = settings.postgres {
             try serverQueries(url, work: work, report: &report)

@@ -85,6 +85,29 @@ import RecordStore
         #expect(Set(found.filter { !$0.verified }.map(\.text)) == Set(forged.map { "line \($0) as forged" }))
     }
 
+    @Test("Verdicts outlive the process: a new client reads a page checked before without verifying it again, but a line changed since it verifies")
+    func verdictsAreKeptForTheNextClient() throws {
+        let sandbox = try ChatSandbox()
+        let name = try ChannelName("kept")
+        let first = try sandbox.client()
+        for i in 0..<20 { try first.post("kept \(i) as posted", to: name) }
+        first.flush()
+        #expect(try first.messages(in: name, limit: 50).messages.allSatisfy(\.verified))
+        first.engine.stop()
+        let database = sandbox.root.appendingPathComponent("container/public.sqlite").path
+        try SQLiteCLI.run(database, "UPDATE record SET fields = replace(fields, 'kept 7 as posted', 'kept 7 as forged') WHERE type = 'Message';")
+
+        // The same user's next client, with the same private data: only the changed line is verified.
+        let second = try sandbox.client()
+        defer { second.engine.stop() }
+        let keys = try #require(second.container.accountKeys)
+        let before = keys.signaturesVerified
+        let page = try second.messages(in: name, limit: 50)
+        #expect(keys.signaturesVerified - before == 1)
+        #expect(page.messages.count == 20)
+        #expect(page.messages.filter { !$0.verified }.map(\.text) == ["kept 7 as forged"])
+    }
+
     @Test func theCreatorsDeleteCascadesToEveryonesMessagesAndMemberships() throws {
         let sandbox = try ChatSandbox()
         let alice = try sandbox.client("alice", handle: "alice")

@@ -19,7 +19,7 @@ extension Container {
             return nil
         }
         let directory = KeyDirectory(container: container, engine: engine, naming: naming, storage: publicStorage)
-        let keys = AccountKeys(directory: directory, own: own, privateRoot: privateRoot)
+        let keys = AccountKeys(directory: directory, own: own, privateRoot: privateRoot, naming: naming)
         do {
             try directory.publish(own.publicIdentity)
         } catch {
