@@ -93,6 +93,7 @@ import RecordStore
         for i in 0..<20 { try first.post("kept \(i) as posted", to: name) }
         first.flush()
         #expect(try first.messages(in: name, limit: 50).messages.allSatisfy(\.verified))
+        first.container.accountKeys?.keepVerdicts()
         first.engine.stop()
         let database = sandbox.root.appendingPathComponent("container/public.sqlite").path
         try SQLiteCLI.run(database, "UPDATE record SET fields = replace(fields, 'kept 7 as posted', 'kept 7 as forged') WHERE type = 'Message';")

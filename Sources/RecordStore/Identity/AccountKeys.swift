@@ -25,6 +25,11 @@ public final class AccountKeys: Sendable {
     /// How many signatures this process has verified (as opposed to knowing the verdict already).
     public var signaturesVerified: Int { verifications.load(ordering: .relaxed) }
 
+    /// Waits until the verdicts had so far are kept on disk for the next process (they are written after the page is shown).
+    public func keepVerdicts() {
+        verdicts.flush()
+    }
+
     private struct State {
         var cache: [String: (key: PublicIdentity?, read: Date)] = [:]
         var known: [String: String]?

@@ -17,7 +17,9 @@ final class VerdictStore: Sendable {
     private let directory: URL
     private let naming: ContainerNaming
     /// The open file; `nil` until first used, and for good once it could not be opened.
-    private let queue = Mutex<(tried: Bool, queue: DatabaseQueue?)>((false, nil))
+    private let pool = Mutex<(tried: Bool, pool: DatabasePool?)>((false, nil))
+    /// Verdicts are written here, after the page that needed them is shown: they are in memory meanwhile.
+    private let writer = DispatchQueue(label: "fatchat.verdicts")
 
     init(directory: URL, naming: ContainerNaming) {
         self.directory = directory
@@ -36,8 +38,8 @@ final class VerdictStore: Sendable {
 
     /// The kept verdicts among `digests`.
     func verdicts(_ digests: [Data]) -> [Data: SignatureCheck] {
-        guard !digests.isEmpty, let queue = open() else { return [:] }
-        let found = try? queue.read { db -> [Data: SignatureCheck] in
+        guard !digests.isEmpty, let pool = open() else { return [:] }
+        let found = try? pool.read { db -> [Data: SignatureCheck] in
             var found: [Data: SignatureCheck] = [:]
             // A page at a time, well under SQLite's limit on parameters.
             for start in stride(from: 0, to: digests.count, by: 500) {
@@ -55,30 +57,40 @@ final class VerdictStore: Sendable {
         return found ?? [:]
     }
 
-    /// Keeps verdicts; only `verified` and `badSignature` mean anything here.
+    /// Keeps verdicts, on a thread of its own; only `verified` and `badSignature` mean anything here.
     func remember(_ verdicts: [(digest: Data, outcome: SignatureCheck)]) {
-        let kept = verdicts.filter { $0.outcome == .verified || $0.outcome == .badSignature }
-        guard !kept.isEmpty, let queue = open() else { return }
-        try? queue.write { db in
+        let kept = verdicts.filter { $0.outcome == .verified || $0.outcome == .badSignature }.map { ($0.digest, $0.outcome == .verified) }
+        guard !kept.isEmpty else { return }
+        writer.async { self.write(kept) }
+    }
+
+    /// Waits for the verdicts handed to `remember` so far to be written (or dropped).
+    func flush() {
+        writer.sync {}
+    }
+
+    private func write(_ kept: [(digest: Data, verified: Bool)]) {
+        guard let pool = open() else { return }
+        try? pool.write { db in
             for verdict in kept {
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO verdict (digest, verified) VALUES (?, ?)")
-                    .execute(arguments: [verdict.digest, verdict.outcome == .verified])
+                    .execute(arguments: [verdict.digest, verdict.verified])
             }
             // The oldest go first once there are too many.
             try db.cachedStatement(sql: "DELETE FROM verdict WHERE id <= (SELECT max(id) FROM verdict) - ?").execute(arguments: [Self.capacity])
         }
     }
 
-    private func open() -> DatabaseQueue? {
-        queue.withLock { state in
-            if state.tried { return state.queue }
+    private func open() -> DatabasePool? {
+        pool.withLock { state in
+            if state.tried { return state.pool }
             state.tried = true
-            state.queue = try? makeQueue()
-            return state.queue
+            state.pool = try? makePool()
+            return state.pool
         }
     }
 
-    private func makeQueue() throws -> DatabaseQueue {
+    private func makePool() throws -> DatabasePool {
         let handle = try DirectoryHandle(path: directory.path, naming: naming)
         if try handle.status(Self.fileName) == nil {
             close(try handle.createFile(Self.fileName, mode: 0o600, group: nil))
@@ -86,12 +98,11 @@ final class VerdictStore: Sendable {
         var config = Configuration()
         // Another process of this user may be writing; a verdict not kept is only checked again.
         config.busyMode = .timeout(0.05)
-        let queue = try DatabaseQueue(path: handle.path(of: Self.fileName), configuration: config)
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = OFF")
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
+        let pool = try DatabasePool(path: handle.path(of: Self.fileName), configuration: config)
+        try pool.write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS verdict (id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, verified INTEGER NOT NULL)")
         }
-        return queue
+        return pool
     }
 }
