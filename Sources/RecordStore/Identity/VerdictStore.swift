@@ -45,7 +45,7 @@ final class VerdictStore: Sendable {
             for start in stride(from: 0, to: digests.count, by: 500) {
                 let part = Array(digests[start..<min(start + 500, digests.count)])
                 let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
-                let rows = try Row.fetchCursor(db, sql: "SELECT digest, verified FROM verdict WHERE digest IN (\(marks))",
+                let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT digest, verified FROM verdict WHERE digest IN (\(marks))"),
                                                arguments: StatementArguments(part))
                 while let row = try rows.next() {
                     guard let digest = Data.fromDatabaseValue(row[0]), let verified = Int64.fromDatabaseValue(row[1]) else { continue }
