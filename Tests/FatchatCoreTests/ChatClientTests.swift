@@ -100,13 +100,29 @@ import RecordStore
 
         // The same user's next client, with the same private data: only the changed line is verified.
         let second = try sandbox.client()
-        defer { second.engine.stop() }
         let keys = try #require(second.container.accountKeys)
         let before = keys.signaturesVerified
         let page = try second.messages(in: name, limit: 50)
         #expect(keys.signaturesVerified - before == 1)
         #expect(page.messages.count == 20)
         #expect(page.messages.filter { !$0.verified }.map(\.text) == ["kept 7 as forged"])
+
+        // A message checked on its own (as one arriving is) is kept too, written a moment later with others.
+        try second.post("kept 20 as posted", to: name)
+        second.flush()
+        let newest = try #require(try second.messages(in: name, limit: 1).messages.first)
+        second.container.accountKeys?.keepVerdicts()
+        second.engine.stop()
+        let third = try sandbox.client()
+        #expect(try third.message(newest.id)?.verified == true)
+        third.container.accountKeys?.keepVerdicts()
+        third.engine.stop()
+        let fourth = try sandbox.client()
+        defer { fourth.engine.stop() }
+        let fourthKeys = try #require(fourth.container.accountKeys)
+        let verifiedBefore = fourthKeys.signaturesVerified
+        #expect(try fourth.messages(in: name, limit: 1).messages.map(\.verified) == [true])
+        #expect(fourthKeys.signaturesVerified == verifiedBefore)
     }
 
     @Test func theCreatorsDeleteCascadesToEveryonesMessagesAndMemberships() throws {

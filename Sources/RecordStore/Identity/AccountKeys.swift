@@ -112,7 +112,8 @@ public final class AccountKeys: Sendable {
     /// What was checked is remembered by the exact bytes signed, so paging back over
     /// the same messages costs an encoding, not another signature check.
     public func check(_ record: Record) -> SignatureCheck {
-        check([record]).first ?? .unsigned
+        // One record is most often one that just arrived, which no earlier process can have checked.
+        check([record], lookingUp: false).first ?? .unsigned
     }
 
     /// `check` of each record, in order. A signature checked before, by this process or (through the
@@ -120,6 +121,11 @@ public final class AccountKeys: Sendable {
     /// machine's cores when there are enough of them: one takes about 90 µs here, most of what reading
     /// a page of 50 messages costs.
     public func check(_ records: [Record]) -> [SignatureCheck] {
+        check(records, lookingUp: true)
+    }
+
+    /// `lookingUp`: asks the `VerdictStore` for the verdicts not held in memory, and writes the new ones at once.
+    private func check(_ records: [Record], lookingUp: Bool) -> [SignatureCheck] {
         var outcomes: [SignatureCheck] = []
         var prepared: [(index: Int, signature: Unchecked)] = []
         for (index, record) in records.enumerated() {
@@ -131,7 +137,7 @@ public final class AccountKeys: Sendable {
             }
         }
         guard !prepared.isEmpty else { return outcomes }
-        let kept = verdicts.verdicts(prepared.map(\.signature.digest))
+        let kept = lookingUp ? verdicts.verdicts(prepared.map(\.signature.digest)) : [:]
         var unchecked: [(index: Int, signature: Unchecked)] = []
         for item in prepared {
             if let outcome = kept[item.signature.digest] {
@@ -155,7 +161,7 @@ public final class AccountKeys: Sendable {
         } else {
             for (index, signature) in unchecked { outcomes[index] = verify(signature) }
         }
-        verdicts.remember(unchecked.map { ($0.signature.digest, outcomes[$0.index]) })
+        verdicts.remember(unchecked.map { ($0.signature.digest, outcomes[$0.index]) }, soon: lookingUp)
         return outcomes
     }
 

@@ -20,6 +20,8 @@ final class VerdictStore: Sendable {
     private let pool = Mutex<(tried: Bool, pool: DatabasePool?)>((false, nil))
     /// Verdicts are written here, after the page that needed them is shown: they are in memory meanwhile.
     private let writer = DispatchQueue(label: "fatchat.verdicts")
+    /// Verdicts waiting to be written.
+    private let pending = Mutex<[(digest: Data, verified: Bool)]>([])
 
     init(directory: URL, naming: ContainerNaming) {
         self.directory = directory
@@ -58,19 +60,36 @@ final class VerdictStore: Sendable {
     }
 
     /// Keeps verdicts, on a thread of its own; only `verified` and `badSignature` mean anything here.
-    func remember(_ verdicts: [(digest: Data, outcome: SignatureCheck)]) {
+    /// `soon`: written at once (a page's); else a moment later, so that the verdicts of messages arriving
+    /// one by one share a transaction.
+    func remember(_ verdicts: [(digest: Data, outcome: SignatureCheck)], soon: Bool) {
         let kept = verdicts.filter { $0.outcome == .verified || $0.outcome == .badSignature }.map { ($0.digest, $0.outcome == .verified) }
         guard !kept.isEmpty else { return }
-        writer.async { self.write(kept) }
+        let first = pending.withLock { pending in
+            defer { pending += kept }
+            return pending.isEmpty
+        }
+        if soon {
+            writer.async { self.writePending() }
+        } else if first {
+            writer.asyncAfter(deadline: .now() + Self.writeDelay) { self.writePending() }
+        }
     }
 
-    /// Waits for the verdicts handed to `remember` so far to be written (or dropped).
+    /// How long verdicts wait to be written together.
+    static let writeDelay = DispatchTimeInterval.milliseconds(500)
+
+    /// Writes the verdicts handed to `remember` so far (or drops them, if the file cannot be written), and waits for it.
     func flush() {
-        writer.sync {}
+        writer.sync { writePending() }
     }
 
-    private func write(_ kept: [(digest: Data, verified: Bool)]) {
-        guard let pool = open() else { return }
+    private func writePending() {
+        let kept = pending.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+        guard !kept.isEmpty, let pool = open() else { return }
         try? pool.write { db in
             for verdict in kept {
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO verdict (digest, verified) VALUES (?, ?)")
