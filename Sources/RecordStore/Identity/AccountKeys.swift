@@ -33,19 +33,16 @@ public final class AccountKeys: Sendable {
     private struct State {
         var cache: [String: (key: PublicIdentity?, read: Date)] = [:]
         var known: [String: String]?
-        var checked: [CheckedVersion: SignatureCheck] = [:]
+        /// Verdicts by `VerdictStore.digest`, the same key the store on disk uses.
+        var checked: [Data: SignatureCheck] = [:]
         var report: (@Sendable (String) -> Void)?
         var pending: [String] = []
     }
-    /// What one signature check looked at: the signed bytes, the signature and the key.
-    private struct CheckedVersion: Hashable, Sendable {
+    /// A signature still to verify: the signed bytes, the signature, the key, and the digest of all three
+    /// that its verdict is kept under.
+    private struct Unchecked: Sendable {
         var message: Data
         var signature: Data
-        var key: Data
-    }
-    /// A signature still to verify, with the key to verify it with, and its `VerdictStore` key.
-    private struct Unchecked: Sendable {
-        var version: CheckedVersion
         var key: PublicIdentity
         var digest: Data
     }
@@ -109,8 +106,8 @@ public final class AccountKeys: Sendable {
     /// Checks that `record` was signed, as it is, by its creator's published key.
     ///
     /// A record fetched with some keys only cannot be checked and reads as unsigned.
-    /// What was checked is remembered by the exact bytes signed, so paging back over
-    /// the same messages costs an encoding, not another signature check.
+    /// What was checked is remembered by a digest of the exact bytes signed, the signature and the key, so
+    /// paging back over the same messages costs an encoding and a hash, not another signature check.
     public func check(_ record: Record) -> SignatureCheck {
         // One record is most often one that just arrived, which no earlier process can have checked.
         check([record], lookingUp: false).first ?? .unsigned
@@ -142,7 +139,7 @@ public final class AccountKeys: Sendable {
         for item in prepared {
             if let outcome = kept[item.signature.digest] {
                 outcomes[item.index] = outcome
-                remember(item.signature.version, outcome)
+                remember(item.signature.digest, outcome)
             } else {
                 unchecked.append(item)
             }
@@ -179,25 +176,23 @@ public final class AccountKeys: Sendable {
         guard let creator = record.creatorUserRecordID?.recordName, let key = key(of: creator) else { return .known(.unknownKey) }
         guard let message = try? RecordSignature.message(type: record.recordType, id: record.recordID, creator: creator,
                                                          replacing: replacing, fields: record.fields) else { return .known(.badSignature) }
-        let version = CheckedVersion(message: message, signature: signature, key: key.signingKey)
-        if let known = state.withLock({ $0.checked[version] }) { return .known(known) }
-        return .unchecked(Unchecked(version: version, key: key,
-                                    digest: VerdictStore.digest(message: message, signature: signature, key: key.signingKey)))
+        let digest = VerdictStore.digest(message: message, signature: signature, key: key.signingKey)
+        if let known = state.withLock({ $0.checked[digest] }) { return .known(known) }
+        return .unchecked(Unchecked(message: message, signature: signature, key: key, digest: digest))
     }
 
     /// Verifies a signature, and remembers the outcome.
     private func verify(_ unchecked: Unchecked) -> SignatureCheck {
-        let version = unchecked.version
-        let outcome: SignatureCheck = unchecked.key.isValidSignature(version.signature, for: version.message) ? .verified : .badSignature
+        let outcome: SignatureCheck = unchecked.key.isValidSignature(unchecked.signature, for: unchecked.message) ? .verified : .badSignature
         verifications.add(1, ordering: .relaxed)
-        remember(version, outcome)
+        remember(unchecked.digest, outcome)
         return outcome
     }
 
-    private func remember(_ version: CheckedVersion, _ outcome: SignatureCheck) {
+    private func remember(_ digest: Data, _ outcome: SignatureCheck) {
         state.withLock { state in
             if state.checked.count > 10_000 { state.checked = [:] }
-            state.checked[version] = outcome
+            state.checked[digest] = outcome
         }
     }
 
