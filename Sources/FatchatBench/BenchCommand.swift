@@ -57,6 +57,8 @@ struct BenchSettings: ParsableArguments {
     var frameRuns: Int?
     @Option(help: "Seconds of idle CPU measurement (default 60; smoke 2).")
     var idleSeconds: Double?
+    @Option(help: "Idle clients run at once for the crowd's idle CPU and memory per client (default 100; smoke 2).")
+    var idleClients: Int?
     @Option(help: "Messages in the log a new client catches up from, for the log benchmark (default 1000000; smoke 2000).")
     var logMessages: Int?
     @Option(help: "Repetitions of the log catch-up, whose median is reported (default 3; smoke 1).")
@@ -78,6 +80,7 @@ struct BenchSettings: ParsableArguments {
     var depthPages: Int { pick(depth, 1000, 5) }
     var frameRunCount: Int { pick(frameRuns, 10, 2) }
     var idleDuration: Double { pick(idleSeconds, 60, 2) }
+    var idleClientCount: Int { pick(idleClients, 100, 2) }
     var logMessageCount: Int { pick(logMessages, 1_000_000, 2_000) }
     var postgresMessageCount: Int { pick(postgresMessages, 1_000_000, 2_000) }
     var logCatchUpRunCount: Int { pick(logCatchUpRuns, 3, 1) }
@@ -118,7 +121,7 @@ struct BenchSettings: ParsableArguments {
 
     func validate() throws {
         guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
-              queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, frameRunCount > 0, idleDuration > 0, !receiverCounts.isEmpty,
+              queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, frameRunCount > 0, idleDuration > 0, idleClientCount > 0, !receiverCounts.isEmpty,
               receiverCounts.allSatisfy({ $0 > 0 }), postgresReceiverCounts.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("Sizes must be positive (and --depth at least 2).")
         }
@@ -133,7 +136,7 @@ struct BenchSettings: ParsableArguments {
          "receivers": receiverCounts.map(String.init).joined(separator: ","),
          "postgres": postgres ?? "none", "postgresReceivers": postgresReceiverCounts.map(String.init).joined(separator: ","),
          "postgresMessages": "\(postgresMessageCount)", "queryRuns": "\(queryRunCount)",
-         "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "logMessages": "\(logMessageCount)",
+         "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "idleClients": "\(idleClientCount)", "logMessages": "\(logMessageCount)",
          "logCatchUpRuns": "\(logCatchUpRunCount)", "logParts": logParts ?? "all",
          "smoke": "\(smoke)", "container": containerURL.path, "workDir": workURL.path]
     }

@@ -125,6 +125,7 @@ struct Receive: ParsableCommand {
                 switch event {
                 case .status where !ready:
                     ready = true
+                    say("cpu-ready \(processCPUSeconds())")
                     say("ready")
                 case .recordsChanged(let records):
                     for record in records where record.recordType == ChatSchema.messageType {

@@ -145,15 +145,23 @@ struct CPUMeter {
     }
 }
 
-/// VmRSS and VmHWM of this process in MB, from /proc/self/status.
-func memoryMB() -> (rss: Double, hwm: Double) {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    func value(_ key: String) -> Double {
-        let line = status.split(separator: "\n").first { $0.hasPrefix(key + ":") }
-        let kb = line.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Double($0) } ?? .nan
-        return kb / 1024
-    }
-    return (value("VmRSS"), value("VmHWM"))
+/// VmRSS and VmHWM of a process (this one by default) in MB, from /proc/PID/status.
+func memoryMB(pid: Int32 = getpid()) -> (rss: Double, hwm: Double) {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    return (kilobytes("VmRSS", in: status) / 1024, kilobytes("VmHWM", in: status) / 1024)
+}
+
+/// A process's proportional set size in MB, from /proc/PID/smaps_rollup: its resident pages, each shared one
+/// divided by the processes sharing it. What a hundred clients of one binary cost each, where VmRSS counts
+/// the shared libraries in full a hundred times.
+func proportionalMB(pid: Int32) -> Double {
+    kilobytes("Pss", in: (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? "") / 1024
+}
+
+/// The value of a `Key:   123 kB` line of a /proc file, or NaN.
+private func kilobytes(_ key: String, in text: String) -> Double {
+    let line = text.split(separator: "\n").first { $0.hasPrefix(key + ":") }
+    return line.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Double($0) } ?? .nan
 }
 
 /// A benchmark could not run; the message says what to do.
