@@ -8,7 +8,7 @@ import SyncEngine
 struct ChildCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "child", abstract: "Internal: one process of a multi-process benchmark.", shouldDisplay: false,
-        subcommands: [EnginePost.self, RawPost.self, RawPostgresPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self])
+        subcommands: [EnginePost.self, RawPost.self, RawPostgresPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self, WakeParts.self])
 }
 
 /// Where a child finds its container and its own private data (each child stands for one client).

@@ -89,8 +89,9 @@ extension RecordDatabase {
             if let token, token.databaseID != storage.databaseID {
                 throw StoreError(.changeTokenExpired, "The change token belongs to another database (was the file replaced?); fetch everything again.")
             }
-            let pruned = try reader.prunedThrough()
-            if start < pruned {
+            // Read once, before the scan: the transaction's snapshot keeps both true until it ends.
+            let bounds = try reader.changeBounds()
+            if start < bounds.pruned {
                 throw StoreError(.changeTokenExpired, "The change token is older than the kept history; fetch everything again and start from a new token.")
             }
             // One entry past the limit tells whether more are coming. Damaged entries were
@@ -103,7 +104,7 @@ extension RecordDatabase {
                 end = scan.sequences[limit - 1]
                 rows.removeAll { $0.sequence > end }
             } else {
-                end = max(start, try reader.latestSequence())
+                end = max(start, bounds.latest)
             }
 
             var current: [RecordID: Record?] = [:]

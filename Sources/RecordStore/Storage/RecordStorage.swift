@@ -82,6 +82,8 @@ protocol StorageReader {
     func latestSequence() throws -> Int64
     /// Entries up to and including this sequence were pruned; older tokens are expired.
     func prunedThrough() throws -> Int64
+    /// Both of the above, read together: a fetch of the feed wants both, and an engine may answer them in one statement.
+    func changeBounds() throws -> ChangeBounds
     /// One page of a query's matching records, in order, each with its position for a cursor.
     /// A row that does not decode keeps its place with a `nil` record, so a cursor still moves past it.
     func records(matching request: QueryRequest) throws -> [(record: Record?, position: QueryPosition)]
@@ -97,6 +99,20 @@ protocol StorageReader {
     func integrityProblems() throws -> [String]
     /// Every owner's subscriptions whose parent record is gone or was created again since they were saved.
     func orphanedSubscriptions() throws -> [OrphanedSubscription]
+}
+
+/// The two ends of the change log as one reader sees them.
+struct ChangeBounds {
+    /// The newest sequence number, 0 when the log was never written.
+    var latest: Int64
+    /// Entries up to and including this one were pruned.
+    var pruned: Int64
+}
+
+extension StorageReader {
+    func changeBounds() throws -> ChangeBounds {
+        ChangeBounds(latest: try latestSequence(), pruned: try prunedThrough())
+    }
 }
 
 /// Writes, made inside `RecordStorage.write`.

@@ -62,6 +62,11 @@ extension PostgresAccess {
         return bounds.pruned
     }
 
+    func changeBounds() throws -> ChangeBounds {
+        let bounds = try sequenceBounds()
+        return ChangeBounds(latest: bounds.latest ?? bounds.pruned, pruned: bounds.pruned)
+    }
+
     /// The newest change's sequence (nil when the log is empty) and how far the log was pruned, in one statement.
     private func sequenceBounds() throws -> (latest: Int64?, pruned: Int64) {
         let row = try link.rows("""

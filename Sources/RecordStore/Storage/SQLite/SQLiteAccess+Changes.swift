@@ -9,18 +9,11 @@ extension SQLiteAccess {
 
     /// `changes(after:zone:limit:)`, handing each damaged entry to `reporting`.
     func changes(after sequence: Int64, zone: String?, limit: Int, reporting: (DamagedRow) -> Void) throws -> ChangeScan {
-        // Each change with its record as it is now, in one statement (the record's columns are NULL once it is gone).
-        let select = """
-            SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(Self.recordColumnNames.map { "r." + $0 }.joined(separator: ", "))
-            FROM change c LEFT JOIN record r ON r.zone = c.zone AND r.name = c.name
-            """
         let rows: RowCursor
         if let zone {
-            rows = try Row.fetchCursor(db.cachedStatement(sql: select + " WHERE c.zone = ? AND c.seq > ? ORDER BY c.seq LIMIT ?"),
-                                       arguments: [zone, sequence, limit])
+            rows = try Row.fetchCursor(db.cachedStatement(sql: Self.changesInZoneSQL), arguments: [zone, sequence, limit])
         } else {
-            rows = try Row.fetchCursor(db.cachedStatement(sql: select + " WHERE c.seq > ? ORDER BY c.seq LIMIT ?"),
-                                       arguments: [sequence, limit])
+            rows = try Row.fetchCursor(db.cachedStatement(sql: Self.changesSQL), arguments: [sequence, limit])
         }
         // A record changed several times in one batch is decoded once. A row that does
         // not decode is stepped over; its sequence still counts, so the feed moves past it.
@@ -64,6 +57,25 @@ extension SQLiteAccess {
             }
             return change
         }
+    }
+
+    /// Each change with its record as it is now, in one statement (the record's columns are NULL once it is gone).
+    /// Built once: the feed runs it on every wake-up.
+    private static let changesSelect = """
+        SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(recordColumnNames.map { "r." + $0 }.joined(separator: ", "))
+        FROM change c LEFT JOIN record r ON r.zone = c.zone AND r.name = c.name
+        """
+    private static let changesSQL = changesSelect + " WHERE c.seq > ? ORDER BY c.seq LIMIT ?"
+    private static let changesInZoneSQL = changesSelect + " WHERE c.zone = ? AND c.seq > ? ORDER BY c.seq LIMIT ?"
+
+    func changeBounds() throws -> ChangeBounds {
+        // The mark is read as text, as `prunedThrough` reads it, whatever type someone stored it as.
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT (SELECT seq FROM change ORDER BY seq DESC LIMIT 1),
+                   (SELECT CAST(value AS TEXT) FROM fatchat_meta WHERE key = 'pruned_through')
+            """)) else { return ChangeBounds(latest: 0, pruned: 0) }
+        let pruned = Int64(String.fromDatabaseValue(try StoredColumns.value(row, 1)) ?? "0") ?? 0
+        return ChangeBounds(latest: Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) ?? pruned, pruned: pruned)
     }
 
     func latestSequence() throws -> Int64 {
