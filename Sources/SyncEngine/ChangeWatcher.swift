@@ -35,6 +35,9 @@ final class ChangeWatcher: Sendable {
         if inotify >= 0 { close(inotify) }
     }
 
+    /// Whether inotify watches the directory, so that a commit on this machine wakes `wait` without the timer.
+    var seesFilesystemEvents: Bool { inotify >= 0 }
+
     /// Makes the current or next `wait` return at once.
     func wake() {
         wakePipe.wake()
