@@ -8,7 +8,7 @@ import SyncEngine
 struct ChildCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "child", abstract: "Internal: one process of a multi-process benchmark.", shouldDisplay: false,
-        subcommands: [EnginePost.self, RawPost.self, RawPostgresPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self, WakeParts.self])
+        subcommands: [EnginePost.self, RawPost.self, RawPostgresPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self, IdleFloor.self, WakeParts.self])
 }
 
 /// Where a child finds its container and its own private data (each child stands for one client).
@@ -175,6 +175,21 @@ struct Noop: ParsableCommand {
         say("frame \(Clock.realtime())")
         let memory = memoryMB()
         say("rss \(memory.rss) \(memory.hwm)")
+    }
+}
+
+/// The floor of an idle Swift process here: it has used libdispatch's global queues once, as every client
+/// does through GRDB, and then waits until standard input closes. On Linux, libdispatch then wakes its
+/// manager thread once a second for as long as the process lives, to watch its worker threads.
+struct IdleFloor: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "idle-floor")
+
+    func run() throws {
+        let used = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { used.signal() }
+        used.wait()
+        say("ready")
+        while readLine() != nil {}
     }
 }
 

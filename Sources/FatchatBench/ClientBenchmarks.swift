@@ -106,7 +106,8 @@ struct ClientBenchmarks {
         return clientPercent
     }
     /// `count` idle clients at once, each with private data of its own, as a hundred people on one machine would
-    /// keep them: their CPU together over `seconds`, beside a `sleep` process, and each one's memory.
+    /// keep them: their CPU together over `seconds`, and each one's memory; beside as many idle Swift processes
+    /// that only touched libdispatch (`idle-floor`), measured the same way just after.
     func idleCrowd(clients count: Int, seconds: Double, into report: inout Report) throws {
         let crowd = work.appendingPathComponent("idle-crowd")
         try? FileManager.default.removeItem(at: crowd)
@@ -114,31 +115,41 @@ struct ClientBenchmarks {
         let clients = try (0..<count).map { k in
             try Child(["idle", "--container", container.path, "--private-data", crowd.appendingPathComponent("private-\(k)").path])
         }
-        let sleeper = try Child(executable: "/bin/sleep", ["\(Int(seconds) + 900)"])
-        defer {
-            for child in clients + [sleeper] { kill(child.pid, SIGTERM) }
-            for child in clients + [sleeper] { _ = child.finish(timeout: 10) }
-        }
-        for client in clients where !client.waitFor(line: "ready", timeout: 300) {
-            throw BenchError("An idle client (pid \(client.pid)) did not start; its output: \(client.output.suffix(3))")
-        }
-        usleep(UInt32(min(5, max(1, seconds / 10)) * 1_000_000))
-        func together() -> Double { clients.reduce(0) { $0 + (cpuSeconds(pid: $1.pid) ?? .nan) } }
-        let clientStart = together(), sleepStart = cpuSeconds(pid: sleeper.pid) ?? .nan
-        let started = Clock.monotonic()
-        usleep(UInt32(seconds * 1_000_000))
-        let elapsed = Double(Clock.monotonic() - started) / 1e9
-        let percent = (together() - clientStart) / elapsed * 100
-        let sleepPercent = ((cpuSeconds(pid: sleeper.pid) ?? .nan) - sleepStart) / elapsed * 100
+        let used = try Self.cpuTogether(clients, seconds: seconds)
         let rss = clients.map { memoryMB(pid: $0.pid).rss }, pss = clients.map { proportionalMB(pid: $0.pid) }
-        let sleeperPSS = proportionalMB(pid: sleeper.pid)
-        report.add(Figure(id: "client.crowd.idleCPU", label: "idle CPU of \(count) idle clients together over \(Int(elapsed)) s", value: percent,
-                          unit: "% of a core", baseline: sleepPercent, baselineLabel: "one sleep(1)", target: .atMost(0.5, "% of a core"), runs: 1,
-                          note: "\(count) processes, each a ChatClient with its SyncEngine started on the seeded container and private data of its own; utime+stime from /proc/PID/stat summed over all of them, after they had all started and settled."))
+        Self.end(clients)
+        let floors = try (0..<count).map { _ in try Child(["idle-floor"]) }
+        let floor = try Self.cpuTogether(floors, seconds: seconds)
+        let floorPSS = median(floors.map { proportionalMB(pid: $0.pid) })
+        Self.end(floors)
+        report.add(Figure(id: "client.crowd.idleCPU", label: "idle CPU of \(count) idle clients together over \(Int(used.elapsed)) s", value: used.percent,
+                          unit: "% of a core", baseline: floor.percent, baselineLabel: "\(count) idle processes that only touched libdispatch",
+                          target: .atMost(0.5, "% of a core"), runs: 1,
+                          note: "\(count) processes, each a ChatClient with its SyncEngine started on the seeded container and private data of its own; utime+stime from /proc/PID/stat summed over all of them, after they had all started and settled. The baseline is the floor of a Swift process here: libdispatch on Linux wakes its manager thread once a second in every process that used its global queues."))
         report.add(Figure(id: "client.crowd.pss", label: "memory per idle client, \(count) running (PSS, p50)", value: median(pss), unit: "MB",
-                          baseline: sleeperPSS, baselineLabel: "PSS of sleep(1)", target: .atMost(20, "MB"), distribution: Distribution(pss), runs: count,
+                          baseline: floorPSS, baselineLabel: "PSS of an idle-floor process", target: .atMost(20, "MB"), distribution: Distribution(pss), runs: count,
                           note: "Proportional set size from /proc/PID/smaps_rollup: a page shared by n processes counts 1/n in each, so the \(count) clients' figures add up to what they cost the machine together. VmRSS, which counts every shared page in full in every process, p50 \(Report.format(median(rss))) MB."))
         report.add(Figure(id: "client.crowd.rss", label: "resident memory per idle client, \(count) running (VmRSS, p50)", value: median(rss), unit: "MB",
                           distribution: Distribution(rss), runs: count))
+    }
+
+    /// Waits until every child is ready and has settled, then measures their CPU together over `seconds`.
+    private static func cpuTogether(_ children: [Child], seconds: Double) throws -> (percent: Double, elapsed: Double) {
+        for child in children where !child.waitFor(line: "ready", timeout: 300) {
+            end(children)
+            throw BenchError("An idle process (pid \(child.pid)) did not start; its output: \(child.output.suffix(3))")
+        }
+        usleep(UInt32(min(5, max(1, seconds / 10)) * 1_000_000))
+        func together() -> Double { children.reduce(0) { $0 + (cpuSeconds(pid: $1.pid) ?? .nan) } }
+        let start = together()
+        let started = Clock.monotonic()
+        usleep(UInt32(seconds * 1_000_000))
+        let elapsed = Double(Clock.monotonic() - started) / 1e9
+        return ((together() - start) / elapsed * 100, elapsed)
+    }
+
+    private static func end(_ children: [Child]) {
+        for child in children { kill(child.pid, SIGTERM) }
+        for child in children { _ = child.finish(timeout: 10) }
     }
 }
