@@ -88,30 +88,20 @@ extension SyncEngine {
         var needsFetch = true
         var wake = ChangeWatcher.Wake.woken
         var recheck = Recheck()
-        // A local file's inotify event is most often a commit, so the fetch itself is the check: asking the
-        // change signal first would cost every delivery a read transaction of its own. Other wakes ask it.
-        let fetchOnEvent = container.engine == .sqlite && container.mode == .local
         while isRunning {
             do {
                 if signal == nil {
                     signal = try container.publicDatabase.makeChangeSignal()
                     signal?.onPush { [watcher] in watcher.wake() }
                 }
-                if fetchOnEvent && wake == .filesystem {
-                    needsFetch = true
-                } else if try signal?.hasChanged() == true {
-                    needsFetch = true
-                }
-                // Whether the feed moved: the signal may be behind the fetches that went without it.
-                var changed = false
+                let changed = try signal?.hasChanged() == true
+                if changed { needsFetch = true }
+                recheck.note(wake, changed: changed)
                 if needsFetch {
-                    let before = fetchCursor.withLock { $0.token }
                     try fetchAll(byHand: false)
                     needsFetch = false
-                    changed = fetchCursor.withLock { $0.token } != before
                     reportStatus(online: true, reason: nil, recount: false)
                 }
-                recheck.note(wake, changed: changed)
             } catch {
                 signal = nil
                 needsFetch = true
