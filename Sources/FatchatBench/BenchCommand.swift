@@ -65,6 +65,8 @@ struct BenchSettings: ParsableArguments {
     var logCatchUpRuns: Int?
     @Option(help: "Parts of the log benchmark, comma-separated: catch-up, post, bindfs, glusterfs (default: all; smoke leaves out glusterfs).")
     var logParts: String?
+    @Option(help: "Receivers of the log engine's crowd delivery across bindfs mounts, on the sender's mount and on another (default 32; smoke 2).")
+    var logReceivers: Int?
     @Option(help: "Where the JSON results go.")
     var jsonOut = "bench-results.json"
 
@@ -84,6 +86,7 @@ struct BenchSettings: ParsableArguments {
     var logMessageCount: Int { pick(logMessages, 1_000_000, 2_000) }
     var postgresMessageCount: Int { pick(postgresMessages, 1_000_000, 2_000) }
     var logCatchUpRunCount: Int { pick(logCatchUpRuns, 3, 1) }
+    var logReceiverCount: Int { pick(logReceivers, 32, 2) }
     var selectedLogParts: Set<LogBenchmark.Part> {
         get throws {
             guard let logParts else { return Set(LogBenchmark.Part.allCases).subtracting(smoke ? [.glusterfs] : []) }
@@ -121,7 +124,7 @@ struct BenchSettings: ParsableArguments {
 
     func validate() throws {
         guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
-              queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, frameRunCount > 0, idleDuration > 0, idleClientCount > 0, !receiverCounts.isEmpty,
+              queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, logReceiverCount > 0, frameRunCount > 0, idleDuration > 0, idleClientCount > 0, !receiverCounts.isEmpty,
               receiverCounts.allSatisfy({ $0 > 0 }), postgresReceiverCounts.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("Sizes must be positive (and --depth at least 2).")
         }
@@ -137,7 +140,7 @@ struct BenchSettings: ParsableArguments {
          "postgres": postgres ?? "none", "postgresReceivers": postgresReceiverCounts.map(String.init).joined(separator: ","),
          "postgresMessages": "\(postgresMessageCount)", "queryRuns": "\(queryRunCount)",
          "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "idleClients": "\(idleClientCount)", "logMessages": "\(logMessageCount)",
-         "logCatchUpRuns": "\(logCatchUpRunCount)", "logParts": logParts ?? "all",
+         "logCatchUpRuns": "\(logCatchUpRunCount)", "logParts": logParts ?? "all", "logReceivers": "\(logReceiverCount)",
          "smoke": "\(smoke)", "container": containerURL.path, "workDir": workURL.path]
     }
 }

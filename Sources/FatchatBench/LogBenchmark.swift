@@ -18,6 +18,8 @@ struct LogBenchmark {
     let deliveryMessages: Int
     /// GlusterFS is left out of a smoke run, which CI runs beside the tests that start their own glusterd on the same port.
     let parts: Set<Part>
+    /// Receivers of the crowd delivery: through the sender's own mount, and through the other.
+    var crowd = 32
 
     func run(into report: inout Report) throws {
         if parts.contains(.catchUp) { try catchUp(into: &report) }
@@ -156,8 +158,12 @@ struct LogBenchmark {
         }
         try mounts.up()
         defer { mounts.down() }
-        try deliveryRun(a: mounts.a, b: mounts.b, privateRoot: mounts.root, filesystem: "bindfs",
-                        setup: "bindfs mounts (attr_timeout=0, entry_timeout=0)", into: &report)
+        let setup = "bindfs mounts (attr_timeout=0, entry_timeout=0)"
+        try deliveryRun(a: mounts.a, b: mounts.b, privateRoot: mounts.root, filesystem: "bindfs", setup: setup, into: &report)
+        // Issue 18's crowd: many receivers polling one directory, through the sender's mount and through another.
+        for (side, where_) in [(mounts.a, "onemount"), (mounts.b, "bindfs")] {
+            try deliveryRun(a: mounts.a, b: side, privateRoot: mounts.root, filesystem: where_, setup: setup, receivers: crowd, into: &report)
+        }
     }
 
     /// The same across two mounts of a GlusterFS volume on 127.0.0.1, with the client's default 1 s caches.
@@ -176,30 +182,52 @@ struct LogBenchmark {
                         setup: "mounts of one GlusterFS volume on 127.0.0.1 (default options)", into: &report)
     }
 
-    private func deliveryRun(a: URL, b: URL, privateRoot: URL, filesystem: String, setup: String, into report: inout Report) throws {
-        let containerA = a.appendingPathComponent("container"), containerB = b.appendingPathComponent("container")
+    /// Commits through mount `a`, received by `receivers` processes polling through `b` (which may be `a` itself).
+    /// One receiver's figures keep their first ids; a crowd's carry its size, and its CPU per delivery.
+    private func deliveryRun(a: URL, b: URL, privateRoot: URL, filesystem: String, setup: String, receivers: Int = 1,
+                             into report: inout Report) throws {
+        // A container of its own for each run, so that no receiver catches up with an earlier run's messages.
+        let run = "delivery-\(filesystem)-\(receivers)"
+        let containerA = a.appendingPathComponent("container-\(run)"), containerB = b.appendingPathComponent("container-\(run)")
         let sender = try Container(url: containerA, options: options(privateRoot, "private-sender"))
         let channel = try ChannelName("bench-delivery")
         _ = try ChatClient(container: sender, handle: "sender").createChannel(channel)
         let poll = 0.25
         let interval = 0.1
         let timeout = Double(deliveryMessages) * interval * 1.5 + 30
-        let child = try Child(["receive", "--container", containerB.path, "--private-data", privateRoot.appendingPathComponent("private-receiver").path,
-                               "--engine", "log", "--expect", "\(deliveryMessages)", "--timeout", "\(timeout)", "--no-inotify"])
-        try startTogether([child], timeout: 60)
+        let children = try (0..<receivers).map { k in
+            try Child(["receive", "--container", containerB.path, "--private-data", privateRoot.appendingPathComponent("private-\(run)-\(k)").path,
+                       "--engine", "log", "--expect", "\(deliveryMessages)", "--timeout", "\(timeout)", "--no-inotify"])
+        }
+        try startTogether(children, timeout: 120)
         for _ in 0..<deliveryMessages {
             usleep(UInt32(interval * Double.random(in: 0.5...1.5) * 1_000_000))
             _ = try sender.publicDatabase.save(Seeder.message(text: "t=\(Clock.realtime())", handle: "sender", in: channel))
         }
-        _ = child.finish(timeout: timeout)
-        let latencies = child.values(for: "lat").compactMap(Double.init)
+        var latencies: [Double] = []
+        for child in children {
+            _ = child.finish(timeout: timeout)
+            latencies += child.values(for: "lat").compactMap(Double.init)
+        }
         let measured = Distribution(latencies)
-        let note = "\(deliveryMessages) commits through mount A of two \(setup), one receiver polling (inotify off) through mount B; \(deliveryMessages - latencies.count) not seen."
+        let missing = deliveryMessages * receivers - latencies.count
+        let through = b == a ? "the same mount" : "mount B"
+        let cpu = DeliveryBenchmark.receiverCPU(children, messages: deliveryMessages)
+        let note = "\(deliveryMessages) commits through mount A of two \(setup), \(receivers) receiver(s) polling (inotify off) through \(through); \(missing) not seen; \(cpu.note)."
+        let prefix = receivers == 1 ? "log.delivery.\(filesystem)" : "log.delivery.\(filesystem).\(receivers)"
+        let label = receivers == 1 ? "log delivery latency across two \(filesystem) mounts"
+            : "log delivery latency, \(receivers) receivers, \(b == a ? "one bindfs mount" : "two \(filesystem) mounts")"
         let rows: [(quantile: String, value: Double, target: Target?)] = [("p50", measured.p50, .atMost(poll * 1.5 * 1000, "ms")), ("p99", measured.p99, nil)]
         for (quantile, value, target) in rows {
-            report.add(Figure(id: "log.delivery.\(filesystem).\(quantile)", label: "log delivery latency across two \(filesystem) mounts, \(quantile)",
-                              value: value, unit: "ms", baseline: poll * 1000, baselineLabel: "poll interval", target: target,
+            report.add(Figure(id: "\(prefix).\(quantile)", label: "\(label), \(quantile)",
+                              value: value, unit: "ms", baseline: poll * 1000, baselineLabel: "poll interval", target: receivers == 1 ? target : nil,
                               distribution: measured, runs: latencies.count, note: quantile == "p50" ? note : nil))
+        }
+        if receivers > 1 {
+            report.add(cpu.figure(id: "\(prefix).cpu", label: "CPU per delivered message, per receiver, \(label.dropFirst("log delivery latency, ".count))",
+                                  receivers: receivers))
+            report.add(Figure(id: "\(prefix).lost", label: "log deliveries not seen, \(label.dropFirst("log delivery latency, ".count))",
+                              value: Double(missing), unit: "msgs", target: .atMost(0, "msgs"), runs: 1))
         }
     }
 }

@@ -64,7 +64,7 @@ struct RunBenchmarks: ParsableCommand {
                      + " (catch-up of \(settings.logMessageCount) messages, \(settings.logCatchUpRunCount) runs)")
             try LogBenchmark(work: work, catchUpMessages: settings.logMessageCount, catchUpRuns: settings.logCatchUpRunCount,
                              processes: settings.processCount, postsPerProcess: settings.postCount, deliveryMessages: settings.deliveryCount,
-                             parts: parts).run(into: &report)
+                             parts: parts, crowd: settings.logReceiverCount).run(into: &report)
         }
         report.notes.append("Load average at the end (1, 5, 15 min): \(MachineDescription.loadAverage()) on \(report.machine.cores) cores.")
         if settings.smoke { report.notes.append("Smoke run: tiny sizes, for CI only; these figures say nothing about performance.") }
