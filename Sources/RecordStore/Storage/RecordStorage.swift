@@ -78,11 +78,7 @@ protocol StorageReader {
     func zoneKeepsChanges(_ name: String) throws -> Bool?
     /// Up to `limit` change-log entries after `sequence`, oldest first, optionally for one zone; damaged ones are skipped.
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan
-    /// The newest sequence number in the change log, 0 when empty.
-    func latestSequence() throws -> Int64
-    /// Entries up to and including this sequence were pruned; older tokens are expired.
-    func prunedThrough() throws -> Int64
-    /// Both of the above, read together: a fetch of the feed wants both, and an engine may answer them in one statement.
+    /// The newest sequence in the change log and how far it was pruned, read together in one statement.
     func changeBounds() throws -> ChangeBounds
     /// One page of a query's matching records, in order, each with its position for a cursor.
     /// A row that does not decode keeps its place with a `nil` record, so a cursor still moves past it.
@@ -103,16 +99,17 @@ protocol StorageReader {
 
 /// The two ends of the change log as one reader sees them.
 struct ChangeBounds {
-    /// The newest sequence number, 0 when the log was never written.
+    /// The newest sequence number: the pruned mark when the log is empty, 0 when it was never written.
     var latest: Int64
-    /// Entries up to and including this one were pruned.
+    /// Entries up to and including this one were pruned; older tokens are expired.
     var pruned: Int64
 }
 
 extension StorageReader {
-    func changeBounds() throws -> ChangeBounds {
-        ChangeBounds(latest: try latestSequence(), pruned: try prunedThrough())
-    }
+    /// The newest sequence number in the change log, 0 when empty.
+    func latestSequence() throws -> Int64 { try changeBounds().latest }
+    /// Entries up to and including this sequence were pruned; older tokens are expired.
+    func prunedThrough() throws -> Int64 { try changeBounds().pruned }
 }
 
 /// Writes, made inside `RecordStorage.write`.

@@ -51,8 +51,6 @@ struct LogRecordingWriter: StorageWriter {
     func zoneNames() throws -> [String] { try base.zoneNames() }
     func zoneKeepsChanges(_ name: String) throws -> Bool? { try base.zoneKeepsChanges(name) }
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan { try base.changes(after: sequence, zone: zone, limit: limit) }
-    func latestSequence() throws -> Int64 { try base.latestSequence() }
-    func prunedThrough() throws -> Int64 { try base.prunedThrough() }
     func changeBounds() throws -> ChangeBounds { try base.changeBounds() }
     func records(matching request: QueryRequest) throws -> [(record: Record?, position: QueryPosition)] { try base.records(matching: request) }
     func countRecords(matching query: Query, zone: String?) throws -> Int { try base.countRecords(matching: query, zone: zone) }

@@ -48,32 +48,13 @@ extension PostgresAccess {
         }
     }
 
-    func latestSequence() throws -> Int64 {
-        if readOnly, let known = memo.latestSequence { return known }
-        let bounds = try sequenceBounds()
-        return bounds.latest ?? bounds.pruned
-    }
-
-    /// A reader asks for this and then, most often, for the latest sequence: a read-only transaction
-    /// reads both at once and keeps the second, which its snapshot keeps true.
-    func prunedThrough() throws -> Int64 {
-        let bounds = try sequenceBounds()
-        if readOnly { memo.latestSequence = bounds.latest ?? bounds.pruned }
-        return bounds.pruned
-    }
-
+    /// The newest change's sequence and how far the log was pruned, in one statement.
     func changeBounds() throws -> ChangeBounds {
-        let bounds = try sequenceBounds()
-        return ChangeBounds(latest: bounds.latest ?? bounds.pruned, pruned: bounds.pruned)
-    }
-
-    /// The newest change's sequence (nil when the log is empty) and how far the log was pruned, in one statement.
-    private func sequenceBounds() throws -> (latest: Int64?, pruned: Int64) {
         let row = try link.rows("""
             SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1), (SELECT value FROM fatchat.meta WHERE key = 'pruned_through')
             """).first.map(PostgresColumns.init)
         let pruned = try row.flatMap { $0.isNull(1) ? nil : Int64(try $0.text(1, "pruned_through")) } ?? 0
-        return (try row.flatMap { $0.isNull(0) ? nil : try $0.integer(0, "seq") }, pruned)
+        return ChangeBounds(latest: try row.flatMap { $0.isNull(0) ? nil : try $0.integer(0, "seq") } ?? pruned, pruned: pruned)
     }
 
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
@@ -89,8 +70,8 @@ extension PostgresAccess {
 
     func pruneChanges(keeping keep: Int) throws {
         // Every commit asks: one statement reads both numbers.
-        let bounds = try sequenceBounds()
-        let cutoff = (bounds.latest ?? bounds.pruned) - Int64(keep)
+        let bounds = try changeBounds()
+        let cutoff = bounds.latest - Int64(keep)
         guard cutoff > bounds.pruned else { return }
         var arguments = PostgresArguments()
         let bound = arguments.bind(cutoff)

@@ -7,8 +7,6 @@ struct PostgresAccess: StorageWriter {
     let link: PostgresLink
     let assets: URL
     let naming: ContainerNaming
-    /// Whether the transaction only reads: it sees one snapshot, so what it read stays true to its end.
-    let readOnly: Bool
     /// What holds for as long as the storage: a public database's zones are fixed when its schema is made.
     let zones: ZoneAnswers
     /// What this transaction has looked up already: each round trip to the server is paid once.
@@ -18,8 +16,6 @@ struct PostgresAccess: StorageWriter {
     final class Memo {
         /// Each record type's searchable keys, in order.
         var searchableKeys: [String: [String]] = [:]
-        /// The newest change's sequence, read with `pruned_through` by a read-only transaction.
-        var latestSequence: Int64?
     }
 
     /// Whether each zone keeps a change log, once read: the public database's only zone never changes.

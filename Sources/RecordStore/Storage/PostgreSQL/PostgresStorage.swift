@@ -91,7 +91,7 @@ final class PostgresStorage: RecordStorage {
                         try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
                         try link.wait(begun)
                     }
-                    let result = try body(PostgresAccess(link: link, assets: assetsDirectory, naming: naming, readOnly: !lock, zones: zones))
+                    let result = try body(PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones))
                     if lock {
                         try link.execute("COMMIT")
                     } else {

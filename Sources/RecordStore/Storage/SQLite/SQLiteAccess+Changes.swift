@@ -69,21 +69,13 @@ extension SQLiteAccess {
     private static let changesInZoneSQL = changesSelect + " WHERE c.zone = ? AND c.seq > ? ORDER BY c.seq LIMIT ?"
 
     func changeBounds() throws -> ChangeBounds {
-        // The mark is read as text, as `prunedThrough` reads it, whatever type someone stored it as.
+        // The mark is read as text, whatever type someone stored it as.
         guard let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT (SELECT seq FROM change ORDER BY seq DESC LIMIT 1),
                    (SELECT CAST(value AS TEXT) FROM fatchat_meta WHERE key = 'pruned_through')
             """)) else { return ChangeBounds(latest: 0, pruned: 0) }
         let pruned = Int64(String.fromDatabaseValue(try StoredColumns.value(row, 1)) ?? "0") ?? 0
         return ChangeBounds(latest: Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) ?? pruned, pruned: pruned)
-    }
-
-    func latestSequence() throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM change ORDER BY seq DESC LIMIT 1")) ?? prunedThrough()
-    }
-
-    func prunedThrough() throws -> Int64 {
-        Int64(try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM fatchat_meta WHERE key = 'pruned_through'")) ?? "0") ?? 0
     }
 
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
@@ -93,9 +85,10 @@ extension SQLiteAccess {
     }
 
     func pruneChanges(keeping keep: Int) throws {
-        let latest = try latestSequence()
-        let cutoff = latest - Int64(keep)
-        guard cutoff > (try prunedThrough()) else { return }
+        // Every commit asks: one statement reads both numbers.
+        let bounds = try changeBounds()
+        let cutoff = bounds.latest - Int64(keep)
+        guard cutoff > bounds.pruned else { return }
         try db.cachedStatement(sql: "DELETE FROM change WHERE seq <= ?").execute(arguments: [cutoff])
         try db.cachedStatement(sql: "UPDATE fatchat_meta SET value = ? WHERE key = 'pruned_through'").execute(arguments: [String(cutoff)])
     }
