@@ -18,6 +18,29 @@ import Testing
         #expect(arrived.deleted)
     }
 
+    /// A local file is looked at without a wake-up only every 5 s: inotify brings every commit made on this
+    /// machine, so one arrives well before the timer could have brought it. Elsewhere the timer is the signal.
+    @Test func aLocalFileWatchedByInotifyIsPolledRarelyAndACommitStillArrivesAtOnce() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = SyncEngine.Configuration()
+        configuration.clientName = "rare"
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
+        #expect(engine.pollInterval == 5)
+        try engine.fetchOnce()
+        engine.start()
+        defer { engine.stop() }
+        var collector = EventCollector(engine: engine)
+        let writer = try dir.container(user: "writer")
+        try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "prompt")))
+        #expect(collector.collect(timeout: 3) { changedNames($0).contains("prompt") }, "the commit came before the 5 s timer could bring it")
+
+        var unwatched = configuration
+        unwatched.useInotify = false
+        #expect(try SyncEngine(container: try dir.container(user: "blind"), configuration: unwatched).pollInterval == 1)
+        let shared = try TemporaryDirectory()
+        #expect(try SyncEngine(container: try shared.container(user: "remote", mode: .network), configuration: configuration).pollInterval == 0.25)
+    }
+
     @Test func aSteppedEngineHasEmittedWhatItsPassFetchedWhenTheCallReturns() throws {
         let dir = try TemporaryDirectory()
         let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .stepped())
