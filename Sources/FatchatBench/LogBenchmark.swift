@@ -215,8 +215,8 @@ struct LogBenchmark {
         let cpu = DeliveryBenchmark.receiverCPU(children, messages: deliveryMessages)
         let note = "\(deliveryMessages) commits through mount A of two \(setup), \(receivers) receiver(s) polling (inotify off) through \(through); \(missing) not seen; \(cpu.note)."
         let prefix = receivers == 1 ? "log.delivery.\(filesystem)" : "log.delivery.\(filesystem).\(receivers)"
-        let label = receivers == 1 ? "log delivery latency across two \(filesystem) mounts"
-            : "log delivery latency, \(receivers) receivers, \(b == a ? "one bindfs mount" : "two \(filesystem) mounts")"
+        let crowd = "\(receivers) receivers, \(b == a ? "one bindfs mount" : "two \(filesystem) mounts")"
+        let label = receivers == 1 ? "log delivery latency across two \(filesystem) mounts" : "log delivery latency, \(crowd)"
         let rows: [(quantile: String, value: Double, target: Target?)] = [("p50", measured.p50, .atMost(poll * 1.5 * 1000, "ms")), ("p99", measured.p99, nil)]
         for (quantile, value, target) in rows {
             report.add(Figure(id: "\(prefix).\(quantile)", label: "\(label), \(quantile)",
@@ -224,9 +224,9 @@ struct LogBenchmark {
                               distribution: measured, runs: latencies.count, note: quantile == "p50" ? note : nil))
         }
         if receivers > 1 {
-            report.add(cpu.figure(id: "\(prefix).cpu", label: "CPU per delivered message, per receiver, \(label.dropFirst("log delivery latency, ".count))",
+            report.add(cpu.figure(id: "\(prefix).cpu", label: "CPU per delivered message, per receiver, \(crowd)",
                                   receivers: receivers))
-            report.add(Figure(id: "\(prefix).lost", label: "log deliveries not seen, \(label.dropFirst("log delivery latency, ".count))",
+            report.add(Figure(id: "\(prefix).lost", label: "log deliveries not seen, \(crowd)",
                               value: Double(missing), unit: "msgs", target: .atMost(0, "msgs"), runs: 1))
         }
     }

@@ -15,37 +15,24 @@ struct WakeParts: ParsableCommand {
         let channel = try ChannelName("bench-wake")
         _ = try ChatClient(container: container, handle: "sender").createChannel(channel)
         let signal = try database.makeChangeSignal()
-        func time(_ label: String, _ body: () throws -> Void) rethrows {
-            var samples: [Double] = []
-            for _ in 0..<runs {
-                let start = Clock.monotonic()
-                try body()
-                samples.append(Double(Clock.monotonic() - start) / 1e3)
-            }
-            say("\(label): p50 \(Report.format(median(samples))) µs")
-        }
+        /// Microseconds `body` took.
+        func micros(_ body: () throws -> Void) rethrows -> Double { try Clock.measure(body).ms * 1000 }
+        func report(_ label: String, _ samples: [Double]) { say("\(label): p50 \(Report.format(median(samples))) µs") }
         _ = try signal.hasChanged()
-        try time("data_version, unchanged") { _ = try signal.hasChanged() }
+        report("data_version, unchanged", try (0..<runs).map { _ in try micros { _ = try signal.hasChanged() } })
         let now = try database.currentChangeToken()
-        try time("fetchChanges, nothing new") { _ = try database.fetchChanges(since: now) }
-        try time("currentChangeToken") { _ = try database.currentChangeToken() }
+        report("fetchChanges, nothing new", try (0..<runs).map { _ in try micros { _ = try database.fetchChanges(since: now) } })
+        report("currentChangeToken", try (0..<runs).map { _ in try micros { _ = try database.currentChangeToken() } })
         var token = now
         var fetches: [Double] = [], checks: [Double] = [], saves: [Double] = []
         for _ in 0..<runs {
             let record = Seeder.message(text: "t=\(Clock.realtime())", handle: "sender", in: channel)
-            var start = Clock.monotonic()
-            _ = try database.save(record)
-            saves.append(Double(Clock.monotonic() - start) / 1e3)
-            start = Clock.monotonic()
-            _ = try signal.hasChanged()
-            checks.append(Double(Clock.monotonic() - start) / 1e3)
-            start = Clock.monotonic()
-            let batch = try database.fetchChanges(since: token)
-            fetches.append(Double(Clock.monotonic() - start) / 1e3)
-            token = batch.token
+            saves.append(try micros { _ = try database.save(record) })
+            checks.append(try micros { _ = try signal.hasChanged() })
+            fetches.append(try micros { token = try database.fetchChanges(since: token).token })
         }
-        say("save one message: p50 \(Report.format(median(saves))) µs")
-        say("data_version after a commit: p50 \(Report.format(median(checks))) µs")
-        say("fetchChanges of one new message: p50 \(Report.format(median(fetches))) µs")
+        report("save one message", saves)
+        report("data_version after a commit", checks)
+        report("fetchChanges of one new message", fetches)
     }
 }
