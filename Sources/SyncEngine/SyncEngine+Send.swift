@@ -93,7 +93,7 @@ extension SyncEngine {
         var settlement = Settlement()
         while isRunning {
             let step = sendStep(&settlement)
-            let delay = step.failure != nil ? backoff : step.progressed ? 0 : 5
+            let delay = step.failure != nil ? backoff : step.progressed ? 0 : configuration.outboxPollInterval
             backoff = step.failure != nil ? min(backoff * 2, configuration.maximumBackoff) : configuration.initialBackoff
             idle.lock()
             idle.broadcast()

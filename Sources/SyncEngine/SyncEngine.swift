@@ -15,8 +15,11 @@ import Synchronization
 public final class SyncEngine: Sendable {
     /// How the engine behaves.
     public struct Configuration: Sendable {
-        /// How often to check without a wake-up; default 1 s in local mode, 250 ms in network mode.
+        /// How often to check without a wake-up; by default as `SyncEngine.defaultPollInterval` chooses.
         public var pollInterval: Double?
+        /// How often the sender looks in the outbox without being woken, for changes another process of this
+        /// user queued there and left; this process's own changes wake it at once.
+        public var outboxPollInterval = 30.0
         /// Use inotify for immediate wake-ups where the filesystem supports it.
         public var useInotify = true
         /// Names this client's saved position, so that two clients of one user do not share it.
@@ -75,12 +78,13 @@ public final class SyncEngine: Sendable {
     /// Where other machines commit (network mode, the log engine) nothing wakes
     /// it, so it looks four times a second. A local file is committed to only
     /// from this machine, so inotify sees every commit, and the timer is a
-    /// safety net: once every 5 s, as a hundred idle clients each waking once a
-    /// second used 2.3 % of a core between them. Without inotify, and for
-    /// PostgreSQL, whose notifications are not durable, it stays 1 s.
+    /// safety net: once every 30 s, as each look is a read transaction, and a
+    /// hundred idle clients looking once a second used 2.3 % of a core between
+    /// them. Without inotify, and for PostgreSQL, whose notifications are not
+    /// durable, it stays 1 s.
     static func defaultPollInterval(_ container: Container, inotify: Bool) -> Double {
         if container.mode == .network || container.engine == .log { return 0.25 }
-        return container.engine == .sqlite && inotify ? 5 : 1
+        return container.engine == .sqlite && inotify ? 30 : 1
     }
 
     // MARK: Lifecycle

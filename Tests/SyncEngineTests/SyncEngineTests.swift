@@ -18,27 +18,49 @@ import Testing
         #expect(arrived.deleted)
     }
 
-    /// A local file is looked at without a wake-up only every 5 s: inotify brings every commit made on this
+    /// A local file is looked at without a wake-up only every 30 s: inotify brings every commit made on this
     /// machine, so one arrives well before the timer could have brought it. Elsewhere the timer is the signal.
     @Test func aLocalFileWatchedByInotifyIsPolledRarelyAndACommitStillArrivesAtOnce() throws {
         let dir = try TemporaryDirectory()
         var configuration = SyncEngine.Configuration()
         configuration.clientName = "rare"
         let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
-        #expect(engine.pollInterval == 5)
+        #expect(engine.pollInterval == 30)
         try engine.fetchOnce()
         engine.start()
         defer { engine.stop() }
         var collector = EventCollector(engine: engine)
         let writer = try dir.container(user: "writer")
         try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "prompt")))
-        #expect(collector.collect(timeout: 3) { changedNames($0).contains("prompt") }, "the commit came before the 5 s timer could bring it")
+        #expect(collector.collect(timeout: 3) { changedNames($0).contains("prompt") }, "the commit came before the 30 s timer could bring it")
 
         var unwatched = configuration
         unwatched.useInotify = false
         #expect(try SyncEngine(container: try dir.container(user: "blind"), configuration: unwatched).pollInterval == 1)
         let shared = try TemporaryDirectory()
         #expect(try SyncEngine(container: try shared.container(user: "remote", mode: .network), configuration: configuration).pollInterval == 0.25)
+    }
+
+    /// The sender is woken by this process's own changes, and looks in the outbox on a timer only for what
+    /// another process of the same user queued and left there; that still goes out, at the next look.
+    @Test func aChangeAnotherProcessOfTheUserLeftInTheOutboxGoesOutAtTheSendersNextLook() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = SyncEngine.Configuration.testing(client: "sender")
+        configuration.outboxPollInterval = 0.5
+        let sender = try SyncEngine(container: try dir.container(user: "me"), configuration: configuration)
+        sender.start()
+        defer { sender.stop() }
+        #expect(SyncEngine.Configuration().outboxPollInterval == 30)
+
+        // A second engine of the same user only queues, as a process that exits before it sends would.
+        let leaver = try SyncEngine(container: try dir.container(user: "me"), configuration: .stepped(client: "leaver"))
+        try leaver.send(saving: [Record(recordType: "Note", recordID: RecordID(recordName: "left"))])
+        let reader = try dir.container(user: "reader").publicDatabase
+        let sent = { (try? reader.record(for: RecordID(recordName: "left"))) != nil }
+        let deadline = Date().addingTimeInterval(10)
+        while !sent(), Date() < deadline { usleep(20_000) }
+        #expect(sent(), "the running sender sent what the other process queued")
+        #expect(try leaver.state(of: RecordID(recordName: "left")) == .sent)
     }
 
     @Test func aSteppedEngineHasEmittedWhatItsPassFetchedWhenTheCallReturns() throws {
