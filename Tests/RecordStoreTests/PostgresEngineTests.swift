@@ -143,6 +143,20 @@ struct PostgresEngineTests {
         #expect(error?.message.contains("no change row for doomed") == true, "\(String(describing: error))")
         #expect(try db.storage.read { try $0.exists(doomed.recordID) } == false, "the record row went with the failed change row")
 
+        // In a batch that is not atomic the failure comes in after later items were sent: the server
+        // aborted the transaction, so the batch fails whole rather than reporting items saved that were not.
+        var before = Record(recordType: "Message", recordID: RecordID(recordName: "before"))
+        before["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+        var after = Record(recordType: "Message", recordID: RecordID(recordName: "after"))
+        after["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+        let batchError = #expect(throws: StoreError.self) {
+            try db.modifyRecords(saving: [before, doomed, after], deleting: [], atomically: false)
+        }
+        #expect(batchError?.message.contains("no change row for doomed") == true, "\(String(describing: batchError))")
+        for id in [before.recordID, doomed.recordID, after.recordID] {
+            #expect(try db.storage.read { try $0.exists(id) } == false, "\(id.recordName) is not stored")
+        }
+
         // The connection goes on: the next saves and reads work, references included.
         var fine = Record(recordType: "Message", recordID: RecordID(recordName: "fine"))
         fine["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))

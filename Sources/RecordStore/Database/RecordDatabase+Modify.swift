@@ -142,6 +142,16 @@ extension RecordDatabase {
             return known
         }
 
+        /// The reference targets among `ids` whose existence is not known yet.
+        func unknown(_ ids: [RecordID]) -> [RecordID] {
+            Array(Set(ids.filter { !batch.contains($0) && !existing.contains($0) }))
+        }
+
+        /// Remembers records found to exist.
+        mutating func noteExisting(_ ids: Set<RecordID>) {
+            existing.formUnion(ids)
+        }
+
         /// Whether a record exists, remembering the ones that do.
         mutating func exists(_ id: RecordID) throws -> Bool {
             if existing.contains(id) { return true }
@@ -273,7 +283,9 @@ extension RecordDatabase {
         let id = record.recordID
         let writer = write.writer, now = write.now
         _ = try write.keepsChanges(id.zoneID)
-        let existing = try writer.record(id, keys: nil)
+        let looked = try writer.record(id, existing: write.unknown(record.references.map(\.recordID)))
+        let existing = looked.record
+        write.noteExisting(looked.existing)
         var fields = record.fields
         if let existing {
             if scope == .public, existing.creatorUserRecordID != user.recordID {

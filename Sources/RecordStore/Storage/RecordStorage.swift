@@ -155,6 +155,11 @@ extension StorageWriter {
     /// Engines on a shared filesystem keep assets only as files.
     func forgetAsset(_ hash: String) throws {}
 
+    /// The stored record `id`, and which of `others` exist: a save's look-ups, which a server answers in one round trip.
+    func record(_ id: RecordID, existing others: [RecordID]) throws -> (record: Record?, existing: Set<RecordID>) {
+        (try record(id, keys: nil), Set(try others.filter(exists)))
+    }
+
     /// Saves or replaces one owner's subscription that belongs to no record.
     func saveSubscription(id: String, owner: String, body: String) throws {
         try saveSubscription(id: id, owner: owner, body: body, parent: nil)

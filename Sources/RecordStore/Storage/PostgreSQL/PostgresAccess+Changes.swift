@@ -68,14 +68,20 @@ extension PostgresAccess {
         link.executeLater(sql, arguments.binds)
     }
 
+    /// Every commit asks whether the log outgrew `keep`; the server answers and prunes in one
+    /// statement that nobody waits for, so the writer holds the lock no longer for it. A mark
+    /// that is not a number counts as 0, as `changeBounds` reads it, rather than failing the commit.
     func pruneChanges(keeping keep: Int) throws {
-        // Every commit asks: one statement reads both numbers.
-        let bounds = try changeBounds()
-        let cutoff = bounds.latest - Int64(keep)
-        guard cutoff > bounds.pruned else { return }
         var arguments = PostgresArguments()
-        let bound = arguments.bind(cutoff)
-        link.executeLater("DELETE FROM fatchat.change WHERE seq <= \(bound)", arguments.binds)
-        link.executeLater("UPDATE fatchat.meta SET value = \(bound)::text WHERE key = 'pruned_through'", arguments.binds)
+        link.executeLater("""
+            WITH cut AS (
+                SELECT bound.cutoff FROM (SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1) - \(arguments.bind(Int64(keep))) AS cutoff) bound
+                JOIN fatchat.meta ON meta.key = 'pruned_through'
+                    AND bound.cutoff > CASE WHEN meta.value ~ '^-?[0-9]{1,18}$' THEN meta.value::bigint ELSE 0 END
+            ), pruned AS (
+                DELETE FROM fatchat.change WHERE seq <= (SELECT cutoff FROM cut)
+            )
+            UPDATE fatchat.meta SET value = cut.cutoff::text FROM cut WHERE meta.key = 'pruned_through'
+            """, arguments.binds)
     }
 }

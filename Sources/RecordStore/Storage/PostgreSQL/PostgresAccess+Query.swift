@@ -47,10 +47,7 @@ extension PostgresAccess {
 
     /// The type's searchable keys, in order: what its search text is made of.
     func searchableKeys(of recordType: String) throws -> [String] {
-        if let known = memo.searchableKeys[recordType] { return known }
-        let keys = try fieldMarks(recordType: recordType).filter { $0.value.contains(.searchable) }.keys.sorted()
-        memo.searchableKeys[recordType] = keys
-        return keys
+        try fieldMarks(recordType: recordType).filter { $0.value.contains(.searchable) }.keys.sorted()
     }
 
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws {
@@ -60,7 +57,6 @@ extension PostgresAccess {
         var arguments = PostgresArguments()
         try link.execute("SELECT fatchat.set_field_mark(\(arguments.bind(recordType)), \(arguments.bind(key)), \(arguments.bind(Int64(options.rawValue)))::integer)",
                          arguments.binds)
-        memo.searchableKeys[recordType] = nil
         if before.contains(.searchable) != options.contains(.searchable) {
             try reindexSearchText(recordType: recordType)
         }

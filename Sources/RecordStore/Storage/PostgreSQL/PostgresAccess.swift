@@ -9,15 +9,6 @@ struct PostgresAccess: StorageWriter {
     let naming: ContainerNaming
     /// What holds for as long as the storage: a public database's zones are fixed when its schema is made.
     let zones: ZoneAnswers
-    /// What this transaction has looked up already: each round trip to the server is paid once.
-    let memo = Memo()
-
-    /// Lookups kept for the length of one transaction, which also sees its own changes to them.
-    final class Memo {
-        /// Each record type's searchable keys, in order.
-        var searchableKeys: [String: [String]] = [:]
-    }
-
     /// Whether each zone keeps a change log, once read: the public database's only zone never changes.
     final class ZoneAnswers: Sendable {
         let keepsChanges = Mutex<[String: Bool]>([:])
@@ -89,6 +80,27 @@ struct PostgresAccess: StorageWriter {
         return try decodeRecord(PostgresColumns(row), from: 0, id: id, keys: keys)
     }
 
+    /// Sends both look-ups before waiting for either: one round trip instead of two.
+    func record(_ id: RecordID, existing others: [RecordID]) throws -> (record: Record?, existing: Set<RecordID>) {
+        guard !others.isEmpty else { return (try record(id, keys: nil), []) }
+        var one = PostgresArguments()
+        let recordAnswer = link.send("SELECT \(Self.recordColumns) FROM fatchat.record WHERE zone = \(one.bind(id.zoneID.zoneName)) AND name = \(one.bind(id.recordName))", one.binds)
+        var many = PostgresArguments()
+        let existsAnswer = link.send("""
+            SELECT r.zone, r.name FROM fatchat.record r
+            JOIN unnest(\(many.bind(others.map(\.zoneID.zoneName)))::text[], \(many.bind(others.map(\.recordName)))::text[]) AS w (zone, name)
+            ON r.zone = w.zone AND r.name = w.name
+            """, many.binds)
+        try link.settle()
+        let row = try link.wait(recordAnswer).rows.first
+        var found: Set<RecordID> = []
+        for row in try link.wait(existsAnswer).rows {
+            let columns = PostgresColumns(row)
+            found.insert(RecordID(recordName: try columns.text(1, "name"), zoneID: ZoneID(zoneName: try columns.text(0, "zone"))))
+        }
+        return (try row.map { try decodeRecord(PostgresColumns($0), from: 0, id: id, keys: nil) }, found)
+    }
+
     func exists(_ id: RecordID) throws -> Bool {
         var arguments = PostgresArguments()
         let sql = "SELECT 1 FROM fatchat.record WHERE zone = \(arguments.bind(id.zoneID.zoneName)) AND name = \(arguments.bind(id.recordName))"
@@ -117,49 +129,59 @@ struct PostgresAccess: StorageWriter {
 
     // MARK: Writing
 
+    /// Saves a record and its references without waiting for the server: the COMMIT checks every statement.
+    ///
+    /// The statements find the row by its zone and name, not by an ID the INSERT hands back, and
+    /// the server picks the words of the type's searchable keys out of every string field's words,
+    /// so nothing here needs an answer before the next statement goes.
     func upsert(_ record: Record, isNew: Bool) throws {
         let id = record.recordID
         let fields = try FieldCoding.encode(record.storedFields)
         if fields.utf8.count > StoredColumns.maximumFieldsText {
             throw StoreError(.limitExceeded, "\(id) has \(record.fields.count) fields whose stored form is \(fields.utf8.count) bytes, more than \(StoredColumns.maximumFieldsText); use fewer fields, or move data into an asset.")
         }
-        let searchable = try searchableKeys(of: record.recordType)
+        let words = record.fields.sorted { $0.key < $1.key }.flatMap { key, value in
+            (value.stringValue.map(TextTokens.tokens(of:)) ?? []).map { (key: key, word: $0) }
+        }
         var arguments = PostgresArguments()
-        let tokens: [String]? = searchable.isEmpty ? nil : searchable.compactMap { record.fields[$0]?.stringValue }.flatMap(TextTokens.tokens(of:))
-        let search = tokens.map { _ in "array_to_tsvector(\(arguments.bind(tokens ?? []))::text[])" } ?? "NULL"
+        let zone = arguments.bind(id.zoneID.zoneName), name = arguments.bind(id.recordName), type = arguments.bind(record.recordType)
+        let searchable = "SELECT key FROM fatchat.field_mark WHERE type = \(type) AND options & \(arguments.bind(Int64(FieldIndexOptions.searchable.rawValue)))::integer <> 0"
         let sql = """
             INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
-            VALUES (\(arguments.bind(id.zoneID.zoneName)), \(arguments.bind(id.recordName)), \(arguments.bind(record.recordType)),
+            VALUES (\(zone), \(name), \(type),
                     \(arguments.bind(fields))::jsonb, \(arguments.bind((record.creationDate ?? Date()).timeIntervalSince1970)),
                     \(arguments.bind((record.modificationDate ?? Date()).timeIntervalSince1970)),
                     \(arguments.bind(record.creatorUserRecordID?.recordName ?? "")), \(arguments.bind(record.lastModifiedUserRecordID?.recordName ?? "")),
-                    \(arguments.bind(record.recordChangeTag ?? "")), \(search))
+                    \(arguments.bind(record.recordChangeTag ?? "")),
+                    CASE WHEN EXISTS (\(searchable)) THEN array_to_tsvector(ARRAY(
+                        SELECT w.word FROM unnest(\(arguments.bind(words.map(\.key)))::text[], \(arguments.bind(words.map(\.word)))::text[]) AS w (key, word)
+                        WHERE w.key IN (\(searchable)))) END)
             ON CONFLICT (zone, name) DO UPDATE SET
                 type = excluded.type, fields = excluded.fields, modified = excluded.modified,
                 modifier = excluded.modifier, tag = excluded.tag, search = excluded.search
-            RETURNING id
             """
-        guard let row = try link.rows(sql, arguments.binds).first else {
-            throw StoreError(.permissionFailure, "The server did not save \(id): only its creator may change it.")
+        link.executeLater(sql, arguments.binds) { result in
+            guard result.metadata.rows == 1 else {
+                throw StoreError(.permissionFailure, "The server did not save \(id): only its creator may change it.")
+            }
         }
-        let rowID = try PostgresColumns(row).integer(0, "id")
+        var row = PostgresArguments()
+        let holder = "(SELECT id FROM fatchat.record WHERE zone = \(row.bind(id.zoneID.zoneName)) AND name = \(row.bind(id.recordName)))"
         if !isNew {
-            var clear = PostgresArguments()
-            let holder = clear.bind(rowID)
-            link.executeLater("DELETE FROM fatchat.reference WHERE holder = \(holder)", clear.binds)
-            link.executeLater("DELETE FROM fatchat.asset_use WHERE record = \(holder)", clear.binds)
+            link.executeLater("DELETE FROM fatchat.reference WHERE holder = \(holder)", row.binds)
+            link.executeLater("DELETE FROM fatchat.asset_use WHERE record = \(holder)", row.binds)
         }
         struct Link: Hashable { var target: String; var cascade: Bool }
         let links = Array(Set(record.references.map { Link(target: $0.recordID.recordName, cascade: $0.action == .deleteSelf) }))
         if !links.isEmpty {
-            var insert = PostgresArguments()
-            let sql = "INSERT INTO fatchat.reference (holder, zone, target, cascade) SELECT \(insert.bind(rowID)), \(insert.bind(id.zoneID.zoneName)), t, c FROM unnest(\(insert.bind(links.map(\.target)))::text[], \(insert.bind(links.map(\.cascade)))::boolean[]) AS l (t, c)"
+            var insert = row
+            let sql = "INSERT INTO fatchat.reference (holder, zone, target, cascade) SELECT \(holder), \(insert.bind(id.zoneID.zoneName)), t, c FROM unnest(\(insert.bind(links.map(\.target)))::text[], \(insert.bind(links.map(\.cascade)))::boolean[]) AS l (t, c)"
             link.executeLater(sql, insert.binds)
         }
         let hashes = Array(Set(record.assets.compactMap(\.contentHash)))
         if !hashes.isEmpty {
-            var insert = PostgresArguments()
-            link.executeLater("INSERT INTO fatchat.asset_use (hash, record) SELECT h, \(insert.bind(rowID)) FROM unnest(\(insert.bind(hashes))::text[]) AS h", insert.binds)
+            var insert = row
+            link.executeLater("INSERT INTO fatchat.asset_use (hash, record) SELECT h, \(holder) FROM unnest(\(insert.bind(hashes))::text[]) AS h", insert.binds)
             try sendAssets(hashes)
         }
     }
@@ -203,6 +225,7 @@ struct PostgresAccess: StorageWriter {
     }
 
     /// Savepoints of one name nest: PostgreSQL releases or rolls back to the newest of that name.
+    /// RELEASE checks what the item sent without waiting.
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         try link.execute("SAVEPOINT item")
         do {
@@ -212,7 +235,8 @@ struct PostgresAccess: StorageWriter {
         } catch {
             try link.execute("ROLLBACK TO SAVEPOINT item")
             try link.execute("RELEASE SAVEPOINT item")
-            throw error
+            // Back at the savepoint the transaction goes on: a statement of the item that failed fails only the item.
+            throw (error as? PostgresLink.DeferredFailure)?.error ?? error
         }
     }
 }

@@ -111,6 +111,7 @@ final class PostgresSession: Sendable {
     /// Whether an error means the connection is gone, rather than one statement failing on a live one.
     static func isConnectionLost(_ error: any Error) -> Bool {
         if let store = error as? StoreError { return store.code == .serviceUnavailable }
+        if let deferred = error as? PostgresLink.DeferredFailure { return deferred.error.code == .serviceUnavailable }
         guard let psql = error as? PSQLError else { return false }
         return [.serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection].contains(psql.code)
     }
@@ -167,21 +168,36 @@ struct PostgresLink {
 
     /// Sends a statement whose answer the caller does not need now, such as an INSERT with no
     /// RETURNING: the next statement waited for (a transaction's COMMIT at the latest) checks it
-    /// first and throws its error, so a failure still ends the transaction with the right message.
-    func executeLater(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) {
-        let answer = send(sql, binds)
-        unanswered.answers.withLock { $0.append(answer) }
+    /// first, with `check` when given. A failure there throws `DeferredFailure`: the server has
+    /// aborted the transaction, so it fails whole, not the statement that happened to wait.
+    func executeLater(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), check: (@Sendable (PostgresQueryResult) throws -> Void)? = nil) {
+        checkLater(send(sql, binds), check: check)
     }
 
-    /// Waits for what `executeLater` sent, throwing the first error among them.
+    /// Has the next statement waited for check an answer already sent, such as a transaction's BEGIN.
+    func checkLater(_ answer: Answer, check: (@Sendable (PostgresQueryResult) throws -> Void)? = nil) {
+        unanswered.answers.withLock { $0.append((answer, check)) }
+    }
+
+    /// Waits for what `executeLater` and `checkLater` left, throwing the first failure among them as `DeferredFailure`.
     func settle() throws {
-        for answer in unanswered.answers.withLock({ answers in defer { answers = [] }; return answers }) {
-            try wait(answer)
+        for (answer, check) in unanswered.answers.withLock({ answers in defer { answers = [] }; return answers }) {
+            do {
+                let result = try wait(answer)
+                try check?(result)
+            } catch let error as StoreError {
+                throw DeferredFailure(error: error)
+            }
         }
     }
 
+    /// A statement sent earlier failed: the whole transaction fails with `error`.
+    struct DeferredFailure: Error {
+        let error: StoreError
+    }
+
     private final class Unanswered: Sendable {
-        let answers = Mutex<[Answer]>([])
+        let answers = Mutex<[(Answer, (@Sendable (PostgresQueryResult) throws -> Void)?)]>([])
     }
 
     /// Runs one statement and returns its rows. Every value goes in `binds`; `sql` holds none.
@@ -193,6 +209,11 @@ struct PostgresLink {
     @discardableResult
     func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> Int {
         try run(sql, binds).metadata.rows ?? 0
+    }
+
+    /// Runs one statement and returns its command tag: the server answers the COMMIT of a transaction it aborted with ROLLBACK.
+    func commandTag(_ sql: String) throws -> String {
+        try run(sql, PostgresBindings()).metadata.command
     }
 
     /// How long a statement may go unanswered before the connection is given up.

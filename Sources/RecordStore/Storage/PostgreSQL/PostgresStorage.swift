@@ -78,24 +78,25 @@ final class PostgresStorage: RecordStorage {
 
     /// Runs `body` in a transaction, with as few waits for the server as is safe.
     ///
-    /// BEGIN is sent with the first statement rather than answered on its own: answers come in
-    /// order, so it is checked as soon as that statement's answer is in (a writer checks it right
-    /// after taking the lock, before it writes anything). A writer waits for its COMMIT; a reader
-    /// does not, and leaves its COMMIT for the next caller to check (`PostgresSession.withLink`).
+    /// BEGIN, and a writer's lock, are sent with the first statement rather than answered on
+    /// their own: answers come in order, so they are checked as soon as that statement's answer
+    /// is in. Statements whose answers the writer does not need go without waiting
+    /// (`executeLater`), and the COMMIT checks them all, so a writer holds the lock for as few
+    /// round trips as it must wait for. A reader does not wait for its COMMIT, and leaves it for
+    /// the next caller to check (`PostgresSession.withLink`).
     private func transaction<T>(_ begin: String, lock: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
         do {
             return try session.withLink { link in
-                let begun = link.send(begin)
+                link.checkLater(link.send(begin))
                 do {
-                    if lock {
-                        try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
-                        try link.wait(begun)
-                    }
+                    if lock { link.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds) }
                     let result = try body(PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones))
                     if lock {
-                        try link.execute("COMMIT")
+                        // A transaction the server aborted answers COMMIT with ROLLBACK: nothing was saved.
+                        guard try link.commandTag("COMMIT") != "ROLLBACK" else {
+                            throw StoreError(.internalError, "The PostgreSQL server rolled the transaction back instead of committing it; nothing was saved.")
+                        }
                     } else {
-                        try link.wait(begun)
                         try link.settle()
                         session.leaveUnsettled(link.send("COMMIT"), on: link)
                     }
@@ -107,6 +108,8 @@ final class PostgresStorage: RecordStorage {
             }
         } catch let damage as DamagedRow {
             throw damage.storeError
+        } catch let deferred as PostgresLink.DeferredFailure {
+            throw deferred.error
         }
     }
 
