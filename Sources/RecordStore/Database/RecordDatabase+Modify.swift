@@ -66,6 +66,7 @@ extension RecordDatabase {
             return try storage.write { writer in
                 var outcome = result
                 var write = BatchWrite(writer: writer, now: Date(), batch: savingIDs, sources: sources)
+                try write.lookUp(saving)
                 func item<T>(_ id: RecordID, savepoint: Bool = false, _ body: () throws -> T) throws -> Result<T, StoreError> {
                     let undoable = isolateItems && savepoint
                     write.itemWrote = false
@@ -142,14 +143,16 @@ extension RecordDatabase {
             return known
         }
 
-        /// The reference targets among `ids` whose existence is not known yet.
-        func unknown(_ ids: [RecordID]) -> [RecordID] {
-            Array(Set(ids.filter { !batch.contains($0) && !existing.contains($0) }))
-        }
+        /// Saved records as the engine looked them up before the first save (`nil` inside: none is stored).
+        /// Only each record's own save changes it, so the look-up holds until that save takes it.
+        var lookedUp: [RecordID: Record?] = [:]
 
-        /// Remembers records found to exist.
-        mutating func noteExisting(_ ids: Set<RecordID>) {
-            existing.formUnion(ids)
+        /// Looks up in one go what the saves will ask for, where the engine answers faster so.
+        mutating func lookUp(_ saving: [Record]) throws {
+            let targets = Set(saving.flatMap { $0.references.map(\.recordID) }).subtracting(batch)
+            let found = try writer.lookUp(saving: saving.map(\.recordID), targets: Array(targets))
+            lookedUp = found.stored
+            existing.formUnion(found.existing)
         }
 
         /// Whether a record exists, remembering the ones that do.
@@ -283,9 +286,7 @@ extension RecordDatabase {
         let id = record.recordID
         let writer = write.writer, now = write.now
         _ = try write.keepsChanges(id.zoneID)
-        let looked = try writer.record(id, existing: write.unknown(record.references.map(\.recordID)))
-        let existing = looked.record
-        write.noteExisting(looked.existing)
+        let existing = try write.lookedUp.removeValue(forKey: id) ?? writer.record(id, keys: nil)
         var fields = record.fields
         if let existing {
             if scope == .public, existing.creatorUserRecordID != user.recordID {

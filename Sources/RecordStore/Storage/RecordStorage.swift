@@ -117,6 +117,8 @@ protocol StorageWriter: StorageReader {
     /// Inserts the record or replaces the stored one, with its system fields as given.
     /// `isNew`: the caller found no stored record, so there is nothing of it to clear first.
     func upsert(_ record: Record, isNew: Bool) throws
+    /// Looks up, before a batch's first save, what its saves will ask for; what it leaves out is read when asked.
+    func lookUp(saving ids: [RecordID], targets: [RecordID]) throws -> SaveLookUp
     /// Removes a stored record, as the caller read it.
     func remove(_ record: Record) throws
     /// Removes a stored record that does not decode; returns its type, or "" when even that is unreadable.
@@ -155,15 +157,21 @@ extension StorageWriter {
     /// Engines on a shared filesystem keep assets only as files.
     func forgetAsset(_ hash: String) throws {}
 
-    /// The stored record `id`, and which of `others` exist: a save's look-ups, which a server answers in one round trip.
-    func record(_ id: RecordID, existing others: [RecordID]) throws -> (record: Record?, existing: Set<RecordID>) {
-        (try record(id, keys: nil), Set(try others.filter(exists)))
-    }
+    /// Engines on a file answer each look-up of a save at once, when the save asks.
+    func lookUp(saving ids: [RecordID], targets: [RecordID]) throws -> SaveLookUp { SaveLookUp() }
 
     /// Saves or replaces one owner's subscription that belongs to no record.
     func saveSubscription(id: String, owner: String, body: String) throws {
         try saveSubscription(id: id, owner: owner, body: body, parent: nil)
     }
+}
+
+/// What an engine looked up for a batch of saves before the first: a server answers them all in one round trip.
+struct SaveLookUp {
+    /// Records to be saved, as stored (`nil` inside: none is); an ID missing here is read when its save comes.
+    var stored: [RecordID: Record?] = [:]
+    /// Reference targets found to exist.
+    var existing: Set<RecordID> = []
 }
 
 /// Tells cheaply whether another connection committed since the last call.

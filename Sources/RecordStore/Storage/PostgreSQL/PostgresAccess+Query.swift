@@ -47,7 +47,10 @@ extension PostgresAccess {
 
     /// The type's searchable keys, in order: what its search text is made of.
     func searchableKeys(of recordType: String) throws -> [String] {
-        try fieldMarks(recordType: recordType).filter { $0.value.contains(.searchable) }.keys.sorted()
+        if let known = memo.searchableKeys[recordType] { return known }
+        let keys = try fieldMarks(recordType: recordType).filter { $0.value.contains(.searchable) }.keys.sorted()
+        memo.searchableKeys[recordType] = keys
+        return keys
     }
 
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws {
@@ -57,6 +60,7 @@ extension PostgresAccess {
         var arguments = PostgresArguments()
         try link.execute("SELECT fatchat.set_field_mark(\(arguments.bind(recordType)), \(arguments.bind(key)), \(arguments.bind(Int64(options.rawValue)))::integer)",
                          arguments.binds)
+        memo.searchableKeys[recordType] = nil
         if before.contains(.searchable) != options.contains(.searchable) {
             try reindexSearchText(recordType: recordType)
         }

@@ -9,6 +9,15 @@ struct PostgresAccess: StorageWriter {
     let naming: ContainerNaming
     /// What holds for as long as the storage: a public database's zones are fixed when its schema is made.
     let zones: ZoneAnswers
+    /// What this transaction has looked up already: each round trip to the server is paid once.
+    let memo = Memo()
+
+    /// Lookups kept for the length of one transaction, which also sees its own changes to them.
+    final class Memo {
+        /// Each record type's searchable keys, in order.
+        var searchableKeys: [String: [String]] = [:]
+    }
+
     /// Whether each zone keeps a change log, once read: the public database's only zone never changes.
     final class ZoneAnswers: Sendable {
         let keepsChanges = Mutex<[String: Bool]>([:])
@@ -80,25 +89,33 @@ struct PostgresAccess: StorageWriter {
         return try decodeRecord(PostgresColumns(row), from: 0, id: id, keys: keys)
     }
 
-    /// Sends both look-ups before waiting for either: one round trip instead of two.
-    func record(_ id: RecordID, existing others: [RecordID]) throws -> (record: Record?, existing: Set<RecordID>) {
-        guard !others.isEmpty else { return (try record(id, keys: nil), []) }
-        var one = PostgresArguments()
-        let recordAnswer = link.send("SELECT \(Self.recordColumns) FROM fatchat.record WHERE zone = \(one.bind(id.zoneID.zoneName)) AND name = \(one.bind(id.recordName))", one.binds)
-        var many = PostgresArguments()
-        let existsAnswer = link.send("""
-            SELECT r.zone, r.name FROM fatchat.record r
-            JOIN unnest(\(many.bind(others.map(\.zoneID.zoneName)))::text[], \(many.bind(others.map(\.recordName)))::text[]) AS w (zone, name)
+    /// One statement for every look-up of a batch of saves: the records as stored, and which targets exist.
+    func lookUp(saving ids: [RecordID], targets: [RecordID]) throws -> SaveLookUp {
+        let all = Array(Set(ids + targets))
+        guard !all.isEmpty else { return SaveLookUp() }
+        var arguments = PostgresArguments()
+        let sql = """
+            SELECT r.zone, r.name, \(Self.recordColumns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+            FROM fatchat.record r
+            JOIN unnest(\(arguments.bind(all.map(\.zoneID.zoneName)))::text[], \(arguments.bind(all.map(\.recordName)))::text[]) AS w (zone, name)
             ON r.zone = w.zone AND r.name = w.name
-            """, many.binds)
-        try link.settle()
-        let row = try link.wait(recordAnswer).rows.first
-        var found: Set<RecordID> = []
-        for row in try link.wait(existsAnswer).rows {
+            """
+        var found = SaveLookUp()
+        for id in ids { found.stored[id] = .some(nil) }
+        let saving = Set(ids)
+        for row in try link.rows(sql, arguments.binds) {
             let columns = PostgresColumns(row)
-            found.insert(RecordID(recordName: try columns.text(1, "name"), zoneID: ZoneID(zoneName: try columns.text(0, "zone"))))
+            let id = RecordID(recordName: try columns.text(1, "name"), zoneID: ZoneID(zoneName: try columns.text(0, "zone")))
+            found.existing.insert(id)
+            guard saving.contains(id) else { continue }
+            // A row that does not decode is left to the item's own read, which fails that item alone.
+            if let record = try? decodeRecord(columns, from: 2, id: id, keys: nil) {
+                found.stored[id] = .some(record)
+            } else {
+                found.stored.removeValue(forKey: id)
+            }
         }
-        return (try row.map { try decodeRecord(PostgresColumns($0), from: 0, id: id, keys: nil) }, found)
+        return found
     }
 
     func exists(_ id: RecordID) throws -> Bool {
@@ -130,32 +147,24 @@ struct PostgresAccess: StorageWriter {
     // MARK: Writing
 
     /// Saves a record and its references without waiting for the server: the COMMIT checks every statement.
-    ///
-    /// The statements find the row by its zone and name, not by an ID the INSERT hands back, and
-    /// the server picks the words of the type's searchable keys out of every string field's words,
-    /// so nothing here needs an answer before the next statement goes.
+    /// The statements after the INSERT find the row by its zone and name, not by an ID it hands back.
     func upsert(_ record: Record, isNew: Bool) throws {
         let id = record.recordID
         let fields = try FieldCoding.encode(record.storedFields)
         if fields.utf8.count > StoredColumns.maximumFieldsText {
             throw StoreError(.limitExceeded, "\(id) has \(record.fields.count) fields whose stored form is \(fields.utf8.count) bytes, more than \(StoredColumns.maximumFieldsText); use fewer fields, or move data into an asset.")
         }
-        let words = record.fields.sorted { $0.key < $1.key }.flatMap { key, value in
-            (value.stringValue.map(TextTokens.tokens(of:)) ?? []).map { (key: key, word: $0) }
-        }
+        let searchable = try searchableKeys(of: record.recordType)
         var arguments = PostgresArguments()
-        let zone = arguments.bind(id.zoneID.zoneName), name = arguments.bind(id.recordName), type = arguments.bind(record.recordType)
-        let searchable = "SELECT key FROM fatchat.field_mark WHERE type = \(type) AND options & \(arguments.bind(Int64(FieldIndexOptions.searchable.rawValue)))::integer <> 0"
+        let tokens: [String]? = searchable.isEmpty ? nil : searchable.compactMap { record.fields[$0]?.stringValue }.flatMap(TextTokens.tokens(of:))
+        let search = tokens.map { _ in "array_to_tsvector(\(arguments.bind(tokens ?? []))::text[])" } ?? "NULL"
         let sql = """
             INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
-            VALUES (\(zone), \(name), \(type),
+            VALUES (\(arguments.bind(id.zoneID.zoneName)), \(arguments.bind(id.recordName)), \(arguments.bind(record.recordType)),
                     \(arguments.bind(fields))::jsonb, \(arguments.bind((record.creationDate ?? Date()).timeIntervalSince1970)),
                     \(arguments.bind((record.modificationDate ?? Date()).timeIntervalSince1970)),
                     \(arguments.bind(record.creatorUserRecordID?.recordName ?? "")), \(arguments.bind(record.lastModifiedUserRecordID?.recordName ?? "")),
-                    \(arguments.bind(record.recordChangeTag ?? "")),
-                    CASE WHEN EXISTS (\(searchable)) THEN array_to_tsvector(ARRAY(
-                        SELECT w.word FROM unnest(\(arguments.bind(words.map(\.key)))::text[], \(arguments.bind(words.map(\.word)))::text[]) AS w (key, word)
-                        WHERE w.key IN (\(searchable)))) END)
+                    \(arguments.bind(record.recordChangeTag ?? "")), \(search))
             ON CONFLICT (zone, name) DO UPDATE SET
                 type = excluded.type, fields = excluded.fields, modified = excluded.modified,
                 modifier = excluded.modifier, tag = excluded.tag, search = excluded.search
