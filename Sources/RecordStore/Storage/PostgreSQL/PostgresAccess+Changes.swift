@@ -57,15 +57,11 @@ extension PostgresAccess {
         return ChangeBounds(latest: try row.flatMap { $0.isNull(0) ? nil : try $0.integer(0, "seq") } ?? pruned, pruned: pruned)
     }
 
+    /// Buffers the row: `sendBufferedWrites` sends a batch's rows in one INSERT, in this order.
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {
-        var arguments = PostgresArguments()
-        let sql = """
-            INSERT INTO fatchat.change (zone, name, type, kind, previous, at)
-            VALUES (\(arguments.bind(id.zoneID.zoneName)), \(arguments.bind(id.recordName)), \(arguments.bind(type)),
-                    \(arguments.bind(Int64(kind.rawValue)))::smallint, \(arguments.bind(try previousFields.map(FieldCoding.encode))),
-                    \(arguments.bind(date.timeIntervalSince1970)))
-            """
-        link.executeLater(sql, arguments.binds)
+        buffer.changes.append(PostgresWriteBuffer.Change(
+            zone: id.zoneID.zoneName, name: id.recordName, type: type, kind: Int64(kind.rawValue),
+            previous: try previousFields.map(FieldCoding.encode), at: date.timeIntervalSince1970))
     }
 
     /// Every commit asks whether the log outgrew `keep`; the server answers and prunes in one

@@ -4,13 +4,29 @@ import Synchronization
 
 /// Reads and writes on the connection, inside a transaction `PostgresStorage` opened: records, references, assets and zones.
 struct PostgresAccess: StorageWriter {
-    let link: PostgresLink
+    /// The connection, for statements that must not send the buffered writes first: the ones that send them.
+    let transport: PostgresLink
     let assets: URL
     let naming: ContainerNaming
     /// What holds for as long as the storage: a public database's zones are fixed when its schema is made.
     let zones: ZoneAnswers
     /// What this transaction has looked up already: each round trip to the server is paid once.
     let memo = Memo()
+    /// Saves and change-log rows not sent yet.
+    let buffer = PostgresWriteBuffer()
+
+    init(link: PostgresLink, assets: URL, naming: ContainerNaming, zones: ZoneAnswers) {
+        self.transport = link
+        self.assets = assets
+        self.naming = naming
+        self.zones = zones
+    }
+
+    /// The connection, once the buffered writes are sent: every statement sees the writes before it.
+    var link: PostgresLink {
+        sendBufferedWrites()
+        return transport
+    }
 
     /// Lookups kept for the length of one transaction, which also sees its own changes to them.
     final class Memo {
@@ -146,8 +162,7 @@ struct PostgresAccess: StorageWriter {
 
     // MARK: Writing
 
-    /// Saves a record and its references without waiting for the server: the COMMIT checks every statement.
-    /// The statements after the INSERT find the row by its zone and name, not by an ID it hands back.
+    /// Buffers the record, its references and its asset uses: `sendBufferedWrites` sends a batch's saves together.
     func upsert(_ record: Record, isNew: Bool) throws {
         let id = record.recordID
         let fields = try FieldCoding.encode(record.storedFields)
@@ -155,44 +170,17 @@ struct PostgresAccess: StorageWriter {
             throw StoreError(.limitExceeded, "\(id) has \(record.fields.count) fields whose stored form is \(fields.utf8.count) bytes, more than \(StoredColumns.maximumFieldsText); use fewer fields, or move data into an asset.")
         }
         let searchable = try searchableKeys(of: record.recordType)
-        var arguments = PostgresArguments()
-        let tokens: [String]? = searchable.isEmpty ? nil : searchable.compactMap { record.fields[$0]?.stringValue }.flatMap(TextTokens.tokens(of:))
-        let search = tokens.map { _ in "array_to_tsvector(\(arguments.bind(tokens ?? []))::text[])" } ?? "NULL"
-        let sql = """
-            INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
-            VALUES (\(arguments.bind(id.zoneID.zoneName)), \(arguments.bind(id.recordName)), \(arguments.bind(record.recordType)),
-                    \(arguments.bind(fields))::jsonb, \(arguments.bind((record.creationDate ?? Date()).timeIntervalSince1970)),
-                    \(arguments.bind((record.modificationDate ?? Date()).timeIntervalSince1970)),
-                    \(arguments.bind(record.creatorUserRecordID?.recordName ?? "")), \(arguments.bind(record.lastModifiedUserRecordID?.recordName ?? "")),
-                    \(arguments.bind(record.recordChangeTag ?? "")), \(search))
-            ON CONFLICT (zone, name) DO UPDATE SET
-                type = excluded.type, fields = excluded.fields, modified = excluded.modified,
-                modifier = excluded.modifier, tag = excluded.tag, search = excluded.search
-            """
-        link.executeLater(sql, arguments.binds) { result in
-            guard result.metadata.rows == 1 else {
-                throw StoreError(.permissionFailure, "The server did not save \(id): only its creator may change it.")
-            }
-        }
-        var row = PostgresArguments()
-        let holder = "(SELECT id FROM fatchat.record WHERE zone = \(row.bind(id.zoneID.zoneName)) AND name = \(row.bind(id.recordName)))"
-        if !isNew {
-            link.executeLater("DELETE FROM fatchat.reference WHERE holder = \(holder)", row.binds)
-            link.executeLater("DELETE FROM fatchat.asset_use WHERE record = \(holder)", row.binds)
-        }
+        let words = searchable.isEmpty ? nil : searchable.compactMap { record.fields[$0]?.stringValue }.flatMap(TextTokens.tokens(of:)).joined(separator: " ")
         struct Link: Hashable { var target: String; var cascade: Bool }
-        let links = Array(Set(record.references.map { Link(target: $0.recordID.recordName, cascade: $0.action == .deleteSelf) }))
-        if !links.isEmpty {
-            var insert = row
-            let sql = "INSERT INTO fatchat.reference (holder, zone, target, cascade) SELECT \(holder), \(insert.bind(id.zoneID.zoneName)), t, c FROM unnest(\(insert.bind(links.map(\.target)))::text[], \(insert.bind(links.map(\.cascade)))::boolean[]) AS l (t, c)"
-            link.executeLater(sql, insert.binds)
-        }
+        let links = Set(record.references.map { Link(target: $0.recordID.recordName, cascade: $0.action == .deleteSelf) })
         let hashes = Array(Set(record.assets.compactMap(\.contentHash)))
-        if !hashes.isEmpty {
-            var insert = row
-            link.executeLater("INSERT INTO fatchat.asset_use (hash, record) SELECT h, \(holder) FROM unnest(\(insert.bind(hashes))::text[]) AS h", insert.binds)
-            try sendAssets(hashes)
-        }
+        buffer.saves.append(PostgresWriteBuffer.Save(
+            zone: id.zoneID.zoneName, name: id.recordName, type: record.recordType, fields: fields,
+            created: (record.creationDate ?? Date()).timeIntervalSince1970, modified: (record.modificationDate ?? Date()).timeIntervalSince1970,
+            creator: record.creatorUserRecordID?.recordName ?? "", modifier: record.lastModifiedUserRecordID?.recordName ?? "",
+            tag: record.recordChangeTag ?? "", words: words, isNew: isNew,
+            links: links.map { ($0.target, $0.cascade) }, hashes: hashes))
+        if !hashes.isEmpty { try sendAssets(hashes) }
     }
 
     func remove(_ record: Record) throws {

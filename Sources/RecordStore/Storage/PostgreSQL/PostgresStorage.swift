@@ -90,7 +90,9 @@ final class PostgresStorage: RecordStorage {
                 link.checkLater(link.send(begin))
                 do {
                     if lock { link.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds) }
-                    let result = try body(PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones))
+                    let access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones)
+                    let result = try body(access)
+                    access.sendBufferedWrites()
                     if lock {
                         // A transaction the server aborted answers COMMIT with ROLLBACK: nothing was saved.
                         guard try link.commandTag("COMMIT") != "ROLLBACK" else {
