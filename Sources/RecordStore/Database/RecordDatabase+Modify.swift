@@ -150,7 +150,7 @@ extension RecordDatabase {
         /// Looks up in one go what the saves will ask for, where the engine answers faster so.
         mutating func lookUp(_ saving: [Record]) throws {
             let targets = Set(saving.flatMap { $0.references.map(\.recordID) }).subtracting(batch)
-            let found = try writer.lookUp(saving: saving.map(\.recordID), targets: Array(targets))
+            let found = try writer.lookUp(saving: saving, targets: Array(targets))
             lookedUp = found.stored
             existing.formUnion(found.existing)
         }

@@ -118,7 +118,7 @@ protocol StorageWriter: StorageReader {
     /// `isNew`: the caller found no stored record, so there is nothing of it to clear first.
     func upsert(_ record: Record, isNew: Bool) throws
     /// Looks up, before a batch's first save, what its saves will ask for; what it leaves out is read when asked.
-    func lookUp(saving ids: [RecordID], targets: [RecordID]) throws -> SaveLookUp
+    func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp
     /// Removes a stored record, as the caller read it.
     func remove(_ record: Record) throws
     /// Removes a stored record that does not decode; returns its type, or "" when even that is unreadable.
@@ -158,7 +158,7 @@ extension StorageWriter {
     func forgetAsset(_ hash: String) throws {}
 
     /// Engines on a file answer each look-up of a save at once, when the save asks.
-    func lookUp(saving ids: [RecordID], targets: [RecordID]) throws -> SaveLookUp { SaveLookUp() }
+    func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp { SaveLookUp() }
 
     /// Saves or replaces one owner's subscription that belongs to no record.
     func saveSubscription(id: String, owner: String, body: String) throws {

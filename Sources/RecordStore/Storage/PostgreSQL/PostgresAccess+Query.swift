@@ -35,12 +35,17 @@ extension PostgresAccess {
 
     func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions] {
         var arguments = PostgresArguments()
-        var marks: [String: FieldIndexOptions] = [:]
-        for row in try link.rows("SELECT key, options FROM fatchat.field_mark WHERE type = \(arguments.bind(recordType))", arguments.binds) {
+        return try Self.fieldMarks(link.rows("SELECT type, key, options FROM fatchat.field_mark WHERE type = \(arguments.bind(recordType))", arguments.binds))[recordType] ?? [:]
+    }
+
+    /// Field marks by type and key, from rows of (type, key, options); a key that is no field key is left out.
+    static func fieldMarks(_ rows: [PostgresRow]) throws -> [String: [String: FieldIndexOptions]] {
+        var marks: [String: [String: FieldIndexOptions]] = [:]
+        for row in rows {
             let columns = PostgresColumns(row)
-            let key = try columns.text(0, "key")
+            let key = try columns.text(1, "key")
             guard Identifier.isValid(key) else { continue }
-            marks[key] = FieldIndexOptions(rawValue: Int(try columns.integer(1, "options")))
+            marks[try columns.text(0, "type"), default: [:]][key] = FieldIndexOptions(rawValue: Int(try columns.integer(2, "options")))
         }
         return marks
     }
@@ -48,9 +53,13 @@ extension PostgresAccess {
     /// The type's searchable keys, in order: what its search text is made of.
     func searchableKeys(of recordType: String) throws -> [String] {
         if let known = memo.searchableKeys[recordType] { return known }
-        let keys = try fieldMarks(recordType: recordType).filter { $0.value.contains(.searchable) }.keys.sorted()
+        let keys = Self.searchableKeys(try fieldMarks(recordType: recordType))
         memo.searchableKeys[recordType] = keys
         return keys
+    }
+
+    static func searchableKeys(_ marks: [String: FieldIndexOptions]) -> [String] {
+        marks.filter { $0.value.contains(.searchable) }.keys.sorted()
     }
 
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws {

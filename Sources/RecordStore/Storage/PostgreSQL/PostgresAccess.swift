@@ -105,21 +105,28 @@ struct PostgresAccess: StorageWriter {
         return try decodeRecord(PostgresColumns(row), from: 0, id: id, keys: keys)
     }
 
-    /// One statement for every look-up of a batch of saves: the records as stored, and which targets exist.
-    func lookUp(saving ids: [RecordID], targets: [RecordID]) throws -> SaveLookUp {
+    /// One round trip for every look-up of a batch of saves: the records as stored, which targets
+    /// exist, and the searchable keys of the records' types.
+    func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp {
+        let ids = records.map(\.recordID)
         let all = Array(Set(ids + targets))
+        let types = Array(Set(records.map(\.recordType)).filter { memo.searchableKeys[$0] == nil })
         guard !all.isEmpty else { return SaveLookUp() }
         var arguments = PostgresArguments()
-        let sql = """
+        let recordsAnswer = link.send("""
             SELECT r.zone, r.name, \(Self.recordColumns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
             FROM fatchat.record r
             JOIN unnest(\(arguments.bind(all.map(\.zoneID.zoneName)))::text[], \(arguments.bind(all.map(\.recordName)))::text[]) AS w (zone, name)
             ON r.zone = w.zone AND r.name = w.name
-            """
+            """, arguments.binds)
+        var marks = PostgresArguments()
+        let marksAnswer = types.isEmpty ? nil
+            : link.send("SELECT type, key, options FROM fatchat.field_mark WHERE type = ANY(\(marks.bind(types))::text[])", marks.binds)
+        try link.settle()
         var found = SaveLookUp()
         for id in ids { found.stored[id] = .some(nil) }
         let saving = Set(ids)
-        for row in try link.rows(sql, arguments.binds) {
+        for row in try link.wait(recordsAnswer).rows {
             let columns = PostgresColumns(row)
             let id = RecordID(recordName: try columns.text(1, "name"), zoneID: ZoneID(zoneName: try columns.text(0, "zone")))
             found.existing.insert(id)
@@ -130,6 +137,10 @@ struct PostgresAccess: StorageWriter {
             } else {
                 found.stored.removeValue(forKey: id)
             }
+        }
+        if let marksAnswer {
+            let byType = try Self.fieldMarks(link.wait(marksAnswer).rows)
+            for type in types { memo.searchableKeys[type] = Self.searchableKeys(byType[type] ?? [:]) }
         }
         return found
     }
