@@ -99,6 +99,42 @@ struct PostgresEngineTests {
         #expect(deleted == Set(["general"] + (0..<30).map { "m\($0)" }))
     }
 
+    @Test("A transaction that saves more records than the write buffer holds sends them as it goes, and the change log keeps their order")
+    func aLongTransactionSendsItsBufferAsItGoes() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: .postgresql)
+        let db = container.publicDatabase
+        let count = PostgresWriteBuffer.limit * 2 + 7
+        var held: [Int] = []
+        // As a migration writes: every record of a container in one transaction.
+        try db.storage.write { writer in
+            let buffer = try #require((writer as? PostgresAccess)?.buffer)
+            for index in 0..<count {
+                var note = Record(recordType: "Note", recordID: RecordID(recordName: "note-\(index)"))
+                note["n"] = .int64(Int64(index))
+                note.creationDate = Date()
+                note.modificationDate = note.creationDate
+                note.recordChangeTag = "t\(index)"
+                note.creatorUserRecordID = container.currentUserRecordID
+                note.lastModifiedUserRecordID = container.currentUserRecordID
+                try writer.upsert(note, isNew: true)
+                try writer.appendChange(note.recordID, type: "Note", kind: .created, previousFields: nil, date: Date())
+                held.append(buffer.saves.count)
+            }
+        }
+        #expect(held.max() ?? 0 < PostgresWriteBuffer.limit, "the buffer was sent each time it filled")
+        #expect(try db.countRecords(matching: Query(recordType: "Note")) == count)
+        var logged: [String] = []
+        var token: ChangeToken?
+        repeat {
+            let batch = try db.fetchChanges(since: token)
+            logged += batch.changes.map(\.recordID.recordName)
+            token = batch.token
+            if !batch.moreComing { break }
+        } while true
+        #expect(logged == (0..<count).map { "note-\($0)" }, "change rows numbered in the order they were logged")
+    }
+
     @Test("Erasing everything on the server reports its progress and leaves no record, change or subscription")
     func eraseAllReportsProgress() throws {
         let dir = try TemporaryDirectory()

@@ -156,7 +156,7 @@ extension Container {
         }
         for account in accounts.sorted() {
             if let key = keys.key(of: account) {
-                try PostgresKeyTable.publish(account: account, text: Data(key.encoded.utf8), on: link)
+                try PostgresKeyTable.publish(account: account, text: Data(key.encoded.utf8), on: target.link)
                 migration.keys += 1
             }
             for stored in try source.subscriptionBodies(owner: account) {
@@ -167,7 +167,7 @@ extension Container {
         }
         var mark = PostgresArguments()
         let through = String(try target.latestSequence())
-        try link.execute("INSERT INTO fatchat.meta (key, value) VALUES (\(mark.bind(migratedFromKey)), \(mark.bind(container))), (\(mark.bind(migratedThroughKey)), \(mark.bind(through)))", mark.binds)
+        try target.link.execute("INSERT INTO fatchat.meta (key, value) VALUES (\(mark.bind(migratedFromKey)), \(mark.bind(container))), (\(mark.bind(migratedThroughKey)), \(mark.bind(through)))", mark.binds)
         return migration
     }
 

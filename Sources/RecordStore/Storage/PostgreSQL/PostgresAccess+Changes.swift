@@ -62,6 +62,7 @@ extension PostgresAccess {
         buffer.changes.append(PostgresWriteBuffer.Change(
             zone: id.zoneID.zoneName, name: id.recordName, type: type, kind: Int64(kind.rawValue),
             previous: try previousFields.map(FieldCoding.encode), at: date.timeIntervalSince1970))
+        if buffer.isFull { sendBufferedWrites() }
     }
 
     /// Every commit asks whether the log outgrew `keep`; the server answers and prunes in one

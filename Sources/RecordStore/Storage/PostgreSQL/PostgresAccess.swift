@@ -192,6 +192,7 @@ struct PostgresAccess: StorageWriter {
             tag: record.recordChangeTag ?? "", words: words, isNew: isNew,
             links: links.map { ($0.target, $0.cascade) }, hashes: hashes))
         if !hashes.isEmpty { try sendAssets(hashes) }
+        if buffer.isFull { sendBufferedWrites() }
     }
 
     func remove(_ record: Record) throws {

@@ -30,6 +30,12 @@ final class PostgresWriteBuffer {
     var saves: [Save] = []
     var changes: [Change] = []
 
+    /// How many saves are held before they go without waiting for another statement: a migration saves
+    /// every record of a container in one transaction, and one INSERT of them all would be held in memory whole.
+    static let limit = 1000
+
+    var isFull: Bool { saves.count >= Self.limit || changes.count >= Self.limit }
+
     /// Everything buffered, leaving the buffer empty.
     func take() -> (saves: [Save], changes: [Change]) {
         defer { (saves, changes) = ([], []) }
