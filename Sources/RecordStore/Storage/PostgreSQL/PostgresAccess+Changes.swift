@@ -6,7 +6,7 @@ extension PostgresAccess {
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan {
         var arguments = PostgresArguments()
         var sql = """
-            SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(Self.recordColumns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+            SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(Self.recordColumns(of: "r"))
             FROM fatchat.change c LEFT JOIN fatchat.record r ON r.zone = c.zone AND r.name = c.name
             WHERE c.seq > \(arguments.bind(sequence))
             """

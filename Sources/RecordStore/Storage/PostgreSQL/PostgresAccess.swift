@@ -43,6 +43,11 @@ struct PostgresAccess: StorageWriter {
     static let recordColumns = "type, fields::text, created, modified, creator, modifier, tag"
     static let recordColumnCount = 7
 
+    /// `recordColumns` of the table named `alias` in a join.
+    static func recordColumns(of alias: String) -> String {
+        recordColumns.split(separator: ",").map { "\(alias)." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+    }
+
     /// Builds a record from a row holding `recordColumns` from column `first` on; throws `DamagedRow` if it does not decode.
     func decodeRecord(_ row: PostgresColumns, from first: Int, id: RecordID, keys: Set<String>?) throws -> Record {
         let record = try StoredColumns.decoding("record", key: id.description) {
@@ -114,7 +119,7 @@ struct PostgresAccess: StorageWriter {
         guard !all.isEmpty else { return SaveLookUp() }
         var arguments = PostgresArguments()
         let recordsAnswer = link.send("""
-            SELECT r.zone, r.name, \(Self.recordColumns.split(separator: ",").map { "r." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+            SELECT r.zone, r.name, \(Self.recordColumns(of: "r"))
             FROM fatchat.record r
             JOIN unnest(\(arguments.bind(all.map(\.zoneID.zoneName)))::text[], \(arguments.bind(all.map(\.recordName)))::text[]) AS w (zone, name)
             ON r.zone = w.zone AND r.name = w.name
