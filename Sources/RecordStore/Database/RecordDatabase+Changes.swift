@@ -89,14 +89,13 @@ extension RecordDatabase {
             if let token, token.databaseID != storage.databaseID {
                 throw StoreError(.changeTokenExpired, "The change token belongs to another database (was the file replaced?); fetch everything again.")
             }
-            // Read once, before the scan: the transaction's snapshot keeps both true until it ends.
-            let bounds = try reader.changeBounds()
-            if start < bounds.pruned {
-                throw StoreError(.changeTokenExpired, "The change token is older than the kept history; fetch everything again and start from a new token.")
-            }
+            // The bounds and the scan come from the transaction's one snapshot, so both hold until it ends.
             // One entry past the limit tells whether more are coming. Damaged entries were
             // skipped but still count: the token moves past them, so one never stalls the feed.
-            let scan = try reader.changes(after: start, zone: zone?.zoneName, limit: limit + 1)
+            let (bounds, scanned) = try reader.changesWithBounds(after: start, zone: zone?.zoneName, limit: limit + 1)
+            guard let scan = scanned else {
+                throw StoreError(.changeTokenExpired, "The change token is older than the kept history; fetch everything again and start from a new token.")
+            }
             let moreComing = scan.sequences.count > limit
             var rows = scan.rows
             let end: Int64

@@ -80,6 +80,9 @@ protocol StorageReader {
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan
     /// The newest sequence in the change log and how far it was pruned, read together in one statement.
     func changeBounds() throws -> ChangeBounds
+    /// `changeBounds()`, then the entries after `sequence` unless the log was pruned past it (`nil` then):
+    /// a fetch's two reads, which a server answers in one round trip.
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?)
     /// One page of a query's matching records, in order, each with its position for a cursor.
     /// A row that does not decode keeps its place with a `nil` record, so a cursor still moves past it.
     func records(matching request: QueryRequest) throws -> [(record: Record?, position: QueryPosition)]
@@ -106,6 +109,13 @@ struct ChangeBounds {
 }
 
 extension StorageReader {
+    /// Engines on a file read the bounds first, and scan only a log that still holds what follows `sequence`.
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
+        let bounds = try changeBounds()
+        guard sequence >= bounds.pruned else { return (bounds, nil) }
+        return (bounds, try changes(after: sequence, zone: zone, limit: limit))
+    }
+
     /// The newest sequence number in the change log, 0 when empty.
     func latestSequence() throws -> Int64 { try changeBounds().latest }
     /// Entries up to and including this sequence were pruned; older tokens are expired.

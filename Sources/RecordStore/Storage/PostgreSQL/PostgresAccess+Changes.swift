@@ -4,6 +4,23 @@ import PostgresNIO
 /// The change log on PostgreSQL: `fatchat.change`, read as a feed with each record as it is now, appended to and pruned.
 extension PostgresAccess {
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan {
+        let (sql, binds) = Self.changesSQL(after: sequence, zone: zone, limit: limit)
+        return try scan(link.rows(sql, binds))
+    }
+
+    /// Sends the bounds' statement and the scan's together, so a fetch waits for the server once.
+    /// The scan is read after the bounds were, as a transaction's one snapshot holds both.
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
+        let boundsAnswer = link.send(Self.changeBoundsSQL)
+        let (sql, binds) = Self.changesSQL(after: sequence, zone: zone, limit: limit)
+        let scanAnswer = link.send(sql, binds)
+        try link.settle()
+        let bounds = try Self.changeBounds(link.wait(boundsAnswer).rows.first)
+        let rows = try link.wait(scanAnswer).rows
+        return (bounds, sequence >= bounds.pruned ? try scan(rows) : nil)
+    }
+
+    private static func changesSQL(after sequence: Int64, zone: String?, limit: Int) -> (String, PostgresBindings) {
         var arguments = PostgresArguments()
         var sql = """
             SELECT c.seq, c.zone, c.name, c.type, c.kind, c.previous, c.at, r.id, \(Self.recordColumns(of: "r"))
@@ -12,9 +29,13 @@ extension PostgresAccess {
             """
         if let zone { sql += " AND c.zone = " + arguments.bind(zone) }
         sql += " ORDER BY c.seq LIMIT " + arguments.bind(Int64(limit))
+        return (sql, arguments.binds)
+    }
+
+    private func scan(_ rows: [PostgresRow]) throws -> ChangeScan {
         var scan = ChangeScan()
         var decoded: [RecordID: Record] = [:]
-        for row in try link.rows(sql, arguments.binds) {
+        for row in rows {
             let columns = PostgresColumns(row)
             let seq = try columns.integer(0, "seq")
             scan.sequences.append(seq)
@@ -50,9 +71,15 @@ extension PostgresAccess {
 
     /// The newest change's sequence and how far the log was pruned, in one statement.
     func changeBounds() throws -> ChangeBounds {
-        let row = try link.rows("""
-            SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1), (SELECT value FROM fatchat.meta WHERE key = 'pruned_through')
-            """).first.map(PostgresColumns.init)
+        try Self.changeBounds(link.rows(Self.changeBoundsSQL).first)
+    }
+
+    private static let changeBoundsSQL = """
+        SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1), (SELECT value FROM fatchat.meta WHERE key = 'pruned_through')
+        """
+
+    private static func changeBounds(_ row: PostgresRow?) throws -> ChangeBounds {
+        let row = row.map(PostgresColumns.init)
         let pruned = try row.flatMap { $0.isNull(1) ? nil : Int64(try $0.text(1, "pruned_through")) } ?? 0
         return ChangeBounds(latest: try row.flatMap { $0.isNull(0) ? nil : try $0.integer(0, "seq") } ?? pruned, pruned: pruned)
     }
