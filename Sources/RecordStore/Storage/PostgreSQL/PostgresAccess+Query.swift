@@ -58,6 +58,7 @@ extension PostgresAccess {
         return keys
     }
 
+    /// The searchable keys among one type's marks, in order.
     static func searchableKeys(_ marks: [String: FieldIndexOptions]) -> [String] {
         marks.filter { $0.value.contains(.searchable) }.keys.sorted()
     }
