@@ -56,11 +56,14 @@ import Testing
         let leaver = try SyncEngine(container: try dir.container(user: "me"), configuration: .stepped(client: "leaver"))
         try leaver.send(saving: [Record(recordType: "Note", recordID: RecordID(recordName: "left"))])
         let reader = try dir.container(user: "reader").publicDatabase
-        let sent = { (try? reader.record(for: RecordID(recordName: "left"))) != nil }
-        let deadline = Date().addingTimeInterval(10)
-        while !sent(), Date() < deadline { usleep(20_000) }
+        let id = RecordID(recordName: "left")
+        let sent = { (try? reader.record(for: id)) != nil }
+        // The outbox is cleared in a commit of its own after the save, so wait for both.
+        let settled = { sent() && (try? leaver.state(of: id)) == .sent }
+        let deadline = Date().addingTimeInterval(30)
+        while !settled(), Date() < deadline { usleep(20_000) }
         #expect(sent(), "the running sender sent what the other process queued")
-        #expect(try leaver.state(of: RecordID(recordName: "left")) == .sent)
+        #expect(try leaver.state(of: id) == .sent, "and cleared it from the outbox")
     }
 
     @Test func aSteppedEngineHasEmittedWhatItsPassFetchedWhenTheCallReturns() throws {
