@@ -73,23 +73,23 @@ extension PostgresAccess {
             }
         }
         // The rows these statements hang off are found by zone and name: no statement waits for an ID.
-        func rows(_ pairs: [(zone: String, name: String)], _ arguments: inout PostgresArguments) -> String {
-            "unnest(\(arguments.bind(pairs.map(\.zone)))::text[], \(arguments.bind(pairs.map(\.name)))::text[]"
+        func records(_ pairs: [(zone: String, name: String)], _ arguments: inout PostgresArguments) -> String {
+            "\(arguments.bind(pairs.map(\.zone)))::text[], \(arguments.bind(pairs.map(\.name)))::text[]"
         }
         let updated = saves.filter { !$0.isNew }.map { (zone: $0.zone, name: $0.name) }
         if !updated.isEmpty {
             var clear = PostgresArguments()
-            let holders = "SELECT r.id FROM fatchat.record r JOIN \(rows(updated, &clear))) AS u (z, n) ON r.zone = u.z AND r.name = u.n"
+            let holders = "SELECT r.id FROM fatchat.record r JOIN unnest(\(records(updated, &clear))) AS u (z, n) ON r.zone = u.z AND r.name = u.n"
             transport.executeLater("DELETE FROM fatchat.reference WHERE holder IN (\(holders))", clear.binds)
             transport.executeLater("DELETE FROM fatchat.asset_use WHERE record IN (\(holders))", clear.binds)
         }
         let links = saves.flatMap { save in save.links.map { (zone: save.zone, name: save.name, link: $0) } }
         if !links.isEmpty {
             var insert = PostgresArguments()
-            let source = rows(links.map { ($0.zone, $0.name) }, &insert)
+            let holders = records(links.map { ($0.zone, $0.name) }, &insert)
             let sql = """
                 INSERT INTO fatchat.reference (holder, zone, target, cascade)
-                SELECT r.id, u.z, u.t, u.c FROM \(source), \(insert.bind(links.map(\.link.target)))::text[], \(insert.bind(links.map(\.link.cascade)))::boolean[]) AS u (z, n, t, c)
+                SELECT r.id, u.z, u.t, u.c FROM unnest(\(holders), \(insert.bind(links.map(\.link.target)))::text[], \(insert.bind(links.map(\.link.cascade)))::boolean[]) AS u (z, n, t, c)
                 JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
                 """
             transport.executeLater(sql, insert.binds)
@@ -97,10 +97,10 @@ extension PostgresAccess {
         let uses = saves.flatMap { save in save.hashes.map { (zone: save.zone, name: save.name, hash: $0) } }
         if !uses.isEmpty {
             var insert = PostgresArguments()
-            let source = rows(uses.map { ($0.zone, $0.name) }, &insert)
+            let holders = records(uses.map { ($0.zone, $0.name) }, &insert)
             let sql = """
                 INSERT INTO fatchat.asset_use (hash, record)
-                SELECT u.h, r.id FROM \(source), \(insert.bind(uses.map(\.hash)))::text[]) AS u (z, n, h)
+                SELECT u.h, r.id FROM unnest(\(holders), \(insert.bind(uses.map(\.hash)))::text[]) AS u (z, n, h)
                 JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
                 """
             transport.executeLater(sql, insert.binds)
