@@ -34,11 +34,21 @@ extension RecordDatabase {
 
         var result = ModifyResult()
         var sources: [String: URL] = [:]
-        var prepared: [Record] = []
+        var checked: [Record] = []
         var early: [RecordID: StoreError] = [:]
         for record in records {
             do {
-                prepared.append(try prepare(record, sources: &sources))
+                checked.append(try prepare(record, sources: &sources))
+            } catch let error as StoreError {
+                early[record.recordID] = error
+            }
+        }
+        // New records are signed before the lock is taken, a batch of them on all cores: a signature
+        // costs more than the writes of a message.
+        var prepared: [Record] = []
+        for (record, signed) in zip(checked, OnAllCores.map(checked) { record in Result { try presigned(record) } }) {
+            do {
+                prepared.append(try signed.get())
             } catch let error as StoreError {
                 early[record.recordID] = error
             }
@@ -199,7 +209,7 @@ extension RecordDatabase {
         }
     }
 
-    /// Checks what can be checked before taking the lock, and copies assets in.
+    /// Checks what can be checked before taking the lock, and copies assets in; `presigned` comes next.
     private func prepare(_ record: Record, sources: inout [String: URL]) throws -> Record {
         try Identifier.checkRecordType(record.recordType)
         try checkZone(record.recordID.zoneID)
@@ -219,8 +229,7 @@ extension RecordDatabase {
             throw StoreError(.invalidArguments, "\(record.recordID) refers to \(reference.recordID) in zone '\(reference.recordID.zoneID.zoneName)'; a reference must stay within its record's zone.")
         }
         try checkSize(record)
-        let ingested = record.assets.isEmpty ? record : try ingestAssets(of: record, sources: &sources)
-        return try presigned(ingested)
+        return record.assets.isEmpty ? record : try ingestAssets(of: record, sources: &sources)
     }
 
     /// Signs a new record before the write lock is taken, as its creator and replacing nothing: `saveOne`

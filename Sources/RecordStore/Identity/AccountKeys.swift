@@ -144,26 +144,12 @@ public final class AccountKeys: Sendable {
                 unchecked.append(item)
             }
         }
-        let workers = min(ProcessInfo.processInfo.activeProcessorCount, unchecked.count / Self.checksPerWorker)
-        if workers > 1 {
-            let verified = Mutex(outcomes)
-            let work = unchecked
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                let mine = stride(from: worker, to: work.count, by: workers).map { (work[$0].index, verify(work[$0].signature)) }
-                verified.withLock { all in
-                    for (index, outcome) in mine { all[index] = outcome }
-                }
-            }
-            outcomes = verified.withLock { $0 }
-        } else {
-            for (index, signature) in unchecked { outcomes[index] = verify(signature) }
+        for (item, outcome) in zip(unchecked, OnAllCores.map(unchecked) { verify($0.signature) }) {
+            outcomes[item.index] = outcome
         }
         verdicts.remember(unchecked.map { ($0.signature.digest, outcomes[$0.index]) }, soon: lookingUp)
         return outcomes
     }
-
-    /// Fewer unchecked signatures than this per worker are checked on the caller's thread: waking a worker costs more.
-    static let checksPerWorker = 8
 
     private enum Prepared {
         case known(SignatureCheck)
