@@ -176,6 +176,12 @@ extension StorageWriter {
     }
 }
 
+/// Lookups an engine keeps for the length of one transaction, which also sees its own changes to them.
+final class TransactionMemo {
+    /// Each record type's searchable keys, in order.
+    var searchableKeys: [String: [String]] = [:]
+}
+
 /// What an engine looked up for a batch of saves before the first: a server answers them all in one round trip.
 struct SaveLookUp {
     /// Records to be saved, as stored (`nil` inside: none is); an ID missing here is read when its save comes.

@@ -47,6 +47,7 @@ struct LogRecordingWriter: StorageWriter {
     // Everything else is the cache's own business.
     func record(_ id: RecordID, keys: Set<String>?) throws -> Record? { try base.record(id, keys: keys) }
     func exists(_ id: RecordID) throws -> Bool { try base.exists(id) }
+    func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp { try base.lookUp(saving: records, targets: targets) }
     func recordIDs(inZone name: String) throws -> [RecordID] { try base.recordIDs(inZone: name) }
     func zoneNames() throws -> [String] { try base.zoneNames() }
     func zoneKeepsChanges(_ name: String) throws -> Bool? { try base.zoneKeepsChanges(name) }

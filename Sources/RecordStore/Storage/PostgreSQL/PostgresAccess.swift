@@ -11,7 +11,7 @@ struct PostgresAccess: StorageWriter {
     /// What holds for as long as the storage: a public database's zones are fixed when its schema is made.
     let zones: ZoneAnswers
     /// What this transaction has looked up already: each round trip to the server is paid once.
-    let memo = Memo()
+    let memo = TransactionMemo()
     /// Saves and change-log rows not sent yet.
     let buffer = PostgresWriteBuffer()
 
@@ -26,12 +26,6 @@ struct PostgresAccess: StorageWriter {
     var link: PostgresLink {
         sendBufferedWrites()
         return transport
-    }
-
-    /// Lookups kept for the length of one transaction, which also sees its own changes to them.
-    final class Memo {
-        /// Each record type's searchable keys, in order.
-        var searchableKeys: [String: [String]] = [:]
     }
 
     /// Whether each zone keeps a change log, once read: the public database's only zone never changes.

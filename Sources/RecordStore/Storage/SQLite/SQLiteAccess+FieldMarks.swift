@@ -20,9 +20,12 @@ extension SQLiteAccess {
 
     /// The type's searchable keys, in order: what its FTS5 rows index.
     func searchableKeys(of recordType: String) throws -> [String] {
+        if let known = memo.searchableKeys[recordType] { return known }
         let statement = try db.cachedStatement(sql: "SELECT key FROM field_mark WHERE type = ? AND options & ? ORDER BY key")
         // A key someone wrote straight into the table that is no field key matches no field; leave it out.
-        return try String.fetchAll(statement, arguments: [recordType, FieldIndexOptions.searchable.rawValue]).filter(Identifier.isValid)
+        let keys = try String.fetchAll(statement, arguments: [recordType, FieldIndexOptions.searchable.rawValue]).filter(Identifier.isValid)
+        memo.searchableKeys[recordType] = keys
+        return keys
     }
 
     func setFieldMark(_ options: FieldIndexOptions, key: String, recordType: String) throws {
@@ -37,6 +40,7 @@ extension SQLiteAccess {
                 ON CONFLICT (type, key) DO UPDATE SET options = excluded.options
                 """, arguments: [recordType, key, options.rawValue])
         }
+        memo.searchableKeys[recordType] = nil
         try Self.indexField(db, key: key, recordType: recordType, options: options)
         if before.contains(.searchable) != options.contains(.searchable) {
             try reindexSearchText(recordType: recordType)

@@ -7,6 +7,8 @@ struct SQLiteAccess: StorageWriter {
     let assets: URL
     /// Words the problems `integrityProblems` finds.
     let naming: ContainerNaming
+    /// What this transaction has looked up already: a batch of saves of one type reads its field marks once.
+    let memo = TransactionMemo()
 
     // MARK: Reading
 
@@ -44,6 +46,35 @@ struct SQLiteAccess: StorageWriter {
             record.loadedKeys = keys
             return record
         }
+    }
+
+    /// The stored records of a batch of saves, and which targets exist, in one statement each rather than one per save.
+    func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp {
+        var found = SaveLookUp()
+        guard records.count > 1 else { return found }
+        let saving = Set(records.map(\.recordID))
+        for id in saving { found.stored[id] = .some(nil) }
+        for (zone, ids) in Dictionary(grouping: saving.union(targets), by: \.zoneID) {
+            let names = ids.map(\.recordName)
+            let statement = try db.makeStatement(sql: """
+                SELECT name, \(Self.recordColumns) FROM record
+                WHERE zone = ? AND name IN (\(databaseQuestionMarks(count: names.count)))
+                """)
+            let rows = try Row.fetchCursor(statement, arguments: StatementArguments([zone.zoneName] + names))
+            while let row = try rows.next() {
+                guard let name = String.fromDatabaseValue(try StoredColumns.value(row, 0)) else { continue }
+                let id = RecordID(recordName: name, zoneID: zone)
+                found.existing.insert(id)
+                guard saving.contains(id) else { continue }
+                // A row that does not decode is left to the item's own read, which fails that item alone.
+                if let record = try? Self.decodeRecord(row, from: 1, id: id, assets: assets, keys: nil) {
+                    found.stored[id] = .some(record)
+                } else {
+                    found.stored.removeValue(forKey: id)
+                }
+            }
+        }
+        return found
     }
 
     func exists(_ id: RecordID) throws -> Bool {
