@@ -162,6 +162,61 @@ import Testing
     }
 }
 
+extension ModifyTests {
+    /// A batch looks up what its records have stored before its first save; each record must get its own zone's copy.
+    @Test(arguments: TestEngine.available) func aBatchFindsWhatEachRecordHasStoredInItsOwnZone(engine: TestEngine) throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: engine).privateDatabase
+        let a = ZoneID(zoneName: "A"), b = ZoneID(zoneName: "B")
+        try db.saveZone(a)
+        try db.saveZone(b)
+        func note(_ name: String, in zone: ZoneID, _ text: String) -> Record {
+            var record = Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: zone))
+            record["text"] = .string(text)
+            return record
+        }
+        var storedAX = try db.save(note("x", in: a, "a-x"))
+        try db.save(note("y", in: a, "a-y"))
+        try db.save(note("target", in: a, "only in A"))
+        var storedBY = try db.save(note("y", in: b, "b-y"))
+
+        storedAX["text"] = "a-x changed"
+        storedBY["text"] = "b-y changed"
+        var pointing = note("pointer", in: b, "points at B's target, which does not exist")
+        pointing["to"] = .reference(Reference(recordID: RecordID(recordName: "target", zoneID: b)))
+        let result = try db.modifyRecords(saving: [storedAX, note("x", in: b, "b-x new"), note("y", in: a, "a-y again"), storedBY, pointing],
+                                          deleting: [], atomically: false)
+
+        #expect((try? result.saveResults[storedAX.recordID]?.get())?["text"] == "a-x changed")
+        #expect((try? result.saveResults[RecordID(recordName: "x", zoneID: b)]?.get())?["text"] == "b-x new", "nothing named x is stored in B")
+        let conflict = result.saveResults[RecordID(recordName: "y", zoneID: a)]?.failure
+        #expect(conflict?.code == .serverRecordChanged)
+        #expect(conflict?.serverRecord?["text"] == "a-y", "the server record is A's y, not B's")
+        #expect((try? result.saveResults[storedBY.recordID]?.get())?["text"] == "b-y changed")
+        #expect(result.saveResults[pointing.recordID]?.failure?.code == .referenceViolation, "a target of that name exists only in A")
+        #expect(try db.record(for: RecordID(recordName: "y", zoneID: a))["text"] == "a-y")
+        #expect(try db.record(for: RecordID(recordName: "x", zoneID: b))["text"] == "b-x new")
+    }
+
+    /// A batch's new records are signed on several threads; each must carry the signature of its own content.
+    @Test(arguments: TestEngine.available) func eachRecordOfABatchCarriesItsOwnSignature(engine: TestEngine) throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: engine)
+        let keys = try #require(container.accountKeys)
+        let records = (0..<64).map { index in
+            var record = Record(recordType: "Note", recordID: RecordID(recordName: "note-\(index)"))
+            record["text"] = .string("note number \(index)")
+            return record
+        }
+        let result = try container.publicDatabase.modifyRecords(saving: records, deleting: [])
+        #expect(result.partialFailure == nil)
+        let fetched = try records.map { try container.publicDatabase.record(for: $0.recordID) }
+        #expect(Set(fetched.compactMap(\.signature)).count == 64, "every record has a signature, and no two share one")
+        #expect(keys.check(fetched) == Array(repeating: .verified, count: 64))
+        #expect(fetched.map { $0["text"]?.stringValue } == records.map { $0["text"]?.stringValue })
+    }
+}
+
 @Suite struct ZoneTests {
     @Test(arguments: TestEngine.available) func thePublicDatabaseHasOnlyTheDefaultZone(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
