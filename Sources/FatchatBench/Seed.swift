@@ -117,15 +117,19 @@ struct Seeder {
 
     /// A message record as `FatchatCore`'s `Message.record` builds it (that builder is internal to the module).
     static func message(text: String, handle: String, in channel: ChannelName) -> RecordStore.Record {
-        // 16 random hex digits; String(format:) here cost the seeding figure 3 % of its time, the harness's and not the store's.
-        let hex = String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let name = String(repeating: "0", count: 16 - hex.count) + hex
-        var record = RecordStore.Record(recordType: ChatSchema.messageType, recordID: RecordID(recordName: name))
+        var record = RecordStore.Record(recordType: ChatSchema.messageType, recordID: RecordID(recordName: recordName()))
         record["channel"] = .reference(Reference(recordID: RecordID(recordName: channel.id.rawValue), action: .deleteSelf))
         record["channelName"] = .string(channel.display)
         record["text"] = .string(text)
         record["handle"] = .string(handle)
         return record
+    }
+
+    /// 16 random hex digits, as a seeded message's name (String(format:) cost the seeding figure 3 % of its time:
+    /// the harness's, not the store's).
+    static func recordName() -> String {
+        let hex = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     private static func check(_ result: ModifyResult) throws {
