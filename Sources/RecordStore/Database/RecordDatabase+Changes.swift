@@ -81,57 +81,68 @@ extension RecordDatabase {
     /// and start again from `currentChangeToken()`.
     public func fetchChanges(in zone: ZoneID? = nil, since token: ChangeToken?, limit: Int = 400) throws -> ChangeBatch {
         let limit = max(1, limit)
-        return try storage.read { reader in
-            if let zone, try reader.zoneKeepsChanges(zone.zoneName) == false {
-                throw StoreError(.invalidArguments, "Zone '\(zone.zoneName)' keeps no change feed: it was saved without the fetchChanges capability.")
-            }
-            let start = token?.sequence ?? 0
+        let start = token?.sequence ?? 0
+        func checkToken() throws {
             if let token, token.databaseID != storage.databaseID {
                 throw StoreError(.changeTokenExpired, "The change token belongs to another database (was the file replaced?); fetch everything again.")
             }
-            // The bounds and the scan come from the transaction's one snapshot, so both hold until it ends.
-            // One entry past the limit tells whether more are coming. Damaged entries were
-            // skipped but still count: the token moves past them, so one never stalls the feed.
-            let (bounds, scanned) = try reader.changesWithBounds(after: start, zone: zone?.zoneName, limit: limit + 1)
-            guard let scan = scanned else {
-                throw StoreError(.changeTokenExpired, "The change token is older than the kept history; fetch everything again and start from a new token.")
-            }
-            let moreComing = scan.sequences.count > limit
-            var rows = scan.rows
-            let end: Int64
-            if moreComing {
-                end = scan.sequences[limit - 1]
-                rows.removeAll { $0.sequence > end }
-            } else {
-                end = max(start, bounds.latest)
-            }
-
-            var current: [RecordID: Record?] = [:]
-            var order: [RecordID] = []
-            var changes: [RecordChange] = []
-            for row in rows {
-                if current[row.recordID] == nil {
-                    current[row.recordID] = .some(row.current)
-                } else {
-                    order.removeAll { $0 == row.recordID }
-                }
-                order.append(row.recordID)
-                changes.append(RecordChange(
-                    kind: RecordChange.Kind(row.kind), recordID: row.recordID, recordType: row.recordType,
-                    record: current[row.recordID] ?? nil, previousFields: row.previousFields, date: row.date))
-            }
-            var changed: [Record] = []
-            var deleted: [DeletedRecord] = []
-            for id in order {
-                if let record = current[id] ?? nil {
-                    changed.append(record)
-                } else if let type = rows.last(where: { $0.recordID == id })?.recordType {
-                    deleted.append(DeletedRecord(recordID: id, recordType: type))
-                }
-            }
-            return ChangeBatch(changedRecords: changed, deletedRecords: deleted, changes: changes,
-                               token: ChangeToken(databaseID: storage.databaseID, sequence: end), moreComing: moreComing)
         }
+        // The bounds and the scan come from one snapshot. One entry past the limit tells whether
+        // more are coming. Damaged entries were skipped but still count: the token moves past
+        // them, so one never stalls the feed.
+        let (bounds, scanned): (ChangeBounds, ChangeScan?)
+        if let zone {
+            (bounds, scanned) = try storage.read { reader in
+                if try reader.zoneKeepsChanges(zone.zoneName) == false {
+                    throw StoreError(.invalidArguments, "Zone '\(zone.zoneName)' keeps no change feed: it was saved without the fetchChanges capability.")
+                }
+                try checkToken()
+                return try reader.changesWithBounds(after: start, zone: zone.zoneName, limit: limit + 1)
+            }
+        } else {
+            // The sync engine's question on every wake-up: the storage may answer it without a transaction.
+            // The token is checked after, once the storage is open and knows its database ID.
+            (bounds, scanned) = try storage.changesWithBounds(after: start, zone: nil, limit: limit + 1)
+            try checkToken()
+        }
+        guard let scan = scanned else {
+            throw StoreError(.changeTokenExpired, "The change token is older than the kept history; fetch everything again and start from a new token.")
+        }
+        let moreComing = scan.sequences.count > limit
+        var rows = scan.rows
+        let end: Int64
+        if moreComing {
+            end = scan.sequences[limit - 1]
+            rows.removeAll { $0.sequence > end }
+        } else {
+            end = max(start, bounds.latest)
+        }
+
+        var current: [RecordID: Record?] = [:]
+        var order: [RecordID] = []
+        var changes: [RecordChange] = []
+        for row in rows {
+            if current[row.recordID] == nil {
+                current[row.recordID] = .some(row.current)
+            } else {
+                order.removeAll { $0 == row.recordID }
+            }
+            order.append(row.recordID)
+            changes.append(RecordChange(
+                kind: RecordChange.Kind(row.kind), recordID: row.recordID, recordType: row.recordType,
+                record: current[row.recordID] ?? nil, previousFields: row.previousFields, date: row.date))
+        }
+        var changed: [Record] = []
+        var deleted: [DeletedRecord] = []
+        for id in order {
+            if let record = current[id] ?? nil {
+                changed.append(record)
+            } else if let type = rows.last(where: { $0.recordID == id })?.recordType {
+                deleted.append(DeletedRecord(recordID: id, recordType: type))
+            }
+        }
+        return ChangeBatch(changedRecords: changed, deletedRecords: deleted, changes: changes,
+                           token: ChangeToken(databaseID: storage.databaseID, sequence: end), moreComing: moreComing)
     }
 }
 

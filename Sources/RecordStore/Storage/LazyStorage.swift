@@ -35,5 +35,9 @@ final class LazyStorage: RecordStorage {
 
     func makeChangeSignal() throws -> any StorageChangeSignal { try storage().makeChangeSignal() }
 
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
+        try storage().changesWithBounds(after: sequence, zone: zone, limit: limit)
+    }
+
     func keyTable() throws -> (any PublishedKeyTable)? { try storage().keyTable() }
 }

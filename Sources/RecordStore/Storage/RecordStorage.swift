@@ -22,6 +22,11 @@ protocol RecordStorage: Sendable {
     /// A cheap way to learn that another process committed.
     func makeChangeSignal() throws -> any StorageChangeSignal
 
+    /// `StorageReader.changesWithBounds` on one snapshot: in a read transaction, or without one where
+    /// the engine reads it all in one statement, which is a snapshot by itself (PostgreSQL). Every
+    /// wake-up of a sync engine asks this.
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?)
+
     /// Where the engine keeps accounts' public keys itself (PostgreSQL), or nil when they are files in the container.
     func keyTable() throws -> (any PublishedKeyTable)?
 }
@@ -29,6 +34,10 @@ protocol RecordStorage: Sendable {
 extension RecordStorage {
     /// Engines on a shared filesystem publish keys as files (see `KeyDirectory`).
     func keyTable() throws -> (any PublishedKeyTable)? { nil }
+
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
+        try read { try $0.changesWithBounds(after: sequence, zone: zone, limit: limit) }
+    }
 }
 
 /// Public keys kept as rows of the database, each writable only by its own account.

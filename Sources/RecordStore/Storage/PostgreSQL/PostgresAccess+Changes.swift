@@ -8,17 +8,18 @@ extension PostgresAccess {
         return try scan(link.rows(sql, binds))
     }
 
-    /// Sends the bounds' statement and the scan's together, so a fetch waits for the server once.
-    /// The scan is read after the bounds were, as a transaction's one snapshot holds both.
+    /// The bounds and the scan in one statement, whose one snapshot holds both, inside a transaction
+    /// or not (`PostgresStorage.changesWithBounds`). Each row carries the bounds in its last two
+    /// columns; with no entry after `sequence`, one row carries only them.
     func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
-        let boundsAnswer = link.send(Self.changeBoundsSQL)
-        let (sql, binds) = Self.changesSQL(after: sequence, zone: zone, limit: limit)
-        let scanAnswer = link.send(sql, binds)
-        try link.settle()
-        let bounds = try Self.changeBounds(link.wait(boundsAnswer).rows.first)
-        let rows = try link.wait(scanAnswer).rows
+        let (changes, binds) = Self.changesSQL(after: sequence, zone: zone, limit: limit)
+        let rows = try link.rows("SELECT c.*, b.* FROM (\(Self.changeBoundsSQL)) b LEFT JOIN (\(changes)) c ON true ORDER BY c.seq", binds)
+        let bounds = try Self.changeBounds(rows.first, from: Self.boundsColumn)
         return (bounds, sequence >= bounds.pruned ? try scan(rows) : nil)
     }
+
+    /// Where the bounds begin in a row of `changesWithBounds`: after the change's 8 columns and its record's.
+    private static let boundsColumn = 8 + recordColumnCount
 
     private static func changesSQL(after sequence: Int64, zone: String?, limit: Int) -> (String, PostgresBindings) {
         var arguments = PostgresArguments()
@@ -37,6 +38,8 @@ extension PostgresAccess {
         var decoded: [RecordID: Record] = [:]
         for row in rows {
             let columns = PostgresColumns(row)
+            // The bounds' row when no entry follows them.
+            if columns.isNull(0) { continue }
             let seq = try columns.integer(0, "seq")
             scan.sequences.append(seq)
             do {
@@ -75,13 +78,14 @@ extension PostgresAccess {
     }
 
     private static let changeBoundsSQL = """
-        SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1), (SELECT value FROM fatchat.meta WHERE key = 'pruned_through')
+        SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1) AS latest, (SELECT value FROM fatchat.meta WHERE key = 'pruned_through') AS pruned
         """
 
-    private static func changeBounds(_ row: PostgresRow?) throws -> ChangeBounds {
+    /// The bounds from a row holding `changeBoundsSQL`'s two columns from column `first` on.
+    private static func changeBounds(_ row: PostgresRow?, from first: Int = 0) throws -> ChangeBounds {
         let row = row.map(PostgresColumns.init)
-        let pruned = try row.flatMap { $0.isNull(1) ? nil : Int64(try $0.text(1, "pruned_through")) } ?? 0
-        return ChangeBounds(latest: try row.flatMap { $0.isNull(0) ? nil : try $0.integer(0, "seq") } ?? pruned, pruned: pruned)
+        let pruned = try row.flatMap { $0.isNull(first + 1) ? nil : Int64(try $0.text(first + 1, "pruned_through")) } ?? 0
+        return ChangeBounds(latest: try row.flatMap { $0.isNull(first) ? nil : try $0.integer(first, "seq") } ?? pruned, pruned: pruned)
     }
 
     /// Buffers the row: `sendBufferedWrites` sends a batch's rows in one INSERT, in this order.

@@ -85,29 +85,42 @@ final class PostgresStorage: RecordStorage {
     /// round trips as it must wait for. A reader does not wait for its COMMIT, and leaves it for
     /// the next caller to check (`PostgresSession.withLink`).
     private func transaction<T>(_ begin: String, lock: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
-        do {
-            return try session.withLink { link in
-                link.checkLater(link.send(begin))
-                do {
-                    if lock { link.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds) }
-                    let access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones)
-                    let result = try body(access)
-                    access.sendBufferedWrites()
-                    if lock {
-                        // A transaction the server aborted answers COMMIT with ROLLBACK: nothing was saved.
-                        guard try link.commandTag("COMMIT") != "ROLLBACK" else {
-                            throw StoreError(.internalError, "The PostgreSQL server rolled the transaction back instead of committing it; nothing was saved.")
-                        }
-                    } else {
-                        try link.settle()
-                        session.leaveUnsettled(link.send("COMMIT"), on: link)
+        try onLink { link in
+            link.checkLater(link.send(begin))
+            do {
+                if lock { link.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds) }
+                let access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones)
+                let result = try body(access)
+                access.sendBufferedWrites()
+                if lock {
+                    // A transaction the server aborted answers COMMIT with ROLLBACK: nothing was saved.
+                    guard try link.commandTag("COMMIT") != "ROLLBACK" else {
+                        throw StoreError(.internalError, "The PostgreSQL server rolled the transaction back instead of committing it; nothing was saved.")
                     }
-                    return result
-                } catch {
-                    if !PostgresSession.isConnectionLost(error) { _ = try? link.execute("ROLLBACK") }
-                    throw error
+                } else {
+                    try link.settle()
+                    session.leaveUnsettled(link.send("COMMIT"), on: link)
                 }
+                return result
+            } catch {
+                if !PostgresSession.isConnectionLost(error) { _ = try? link.execute("ROLLBACK") }
+                throw error
             }
+        }
+    }
+
+    /// The change feed's one statement, sent on its own: no BEGIN to send and no COMMIT for the server
+    /// to answer, which a receiver would otherwise pay for on every wake-up.
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
+        try onLink { link in
+            try PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones).changesWithBounds(after: sequence, zone: zone, limit: limit)
+        }
+    }
+
+    /// Runs `body` on the session's connection, with what it throws made a `StoreError`.
+    private func onLink<T>(_ body: (PostgresLink) throws -> T) throws -> T {
+        do {
+            return try session.withLink(body)
         } catch let damage as DamagedRow {
             throw damage.storeError
         } catch let deferred as PostgresLink.DeferredFailure {
