@@ -7,6 +7,20 @@ extension SQLiteAccess {
         try changes(after: sequence, zone: zone, limit: limit, reporting: DamagedRowLog.note)
     }
 
+    /// The bounds and the scan in one statement, whose one snapshot holds both, inside a transaction or
+    /// not (`SQLiteStorage.changesWithBounds`). Each row carries the bounds in its last two columns;
+    /// with no entry after `sequence`, one row carries only them.
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
+        let statement = try db.cachedStatement(sql: zone == nil ? Self.changesWithBoundsSQL : Self.changesInZoneWithBoundsSQL)
+        let rows = try Row.fetchCursor(statement, arguments: zone.map { [$0, sequence, limit] } ?? [sequence, limit])
+        var bounds: ChangeBounds?
+        let scan = try changes(in: rows, reporting: DamagedRowLog.note) { row in
+            if bounds == nil { bounds = try Self.changeBounds(row, from: Self.boundsColumn) }
+        }
+        let found = bounds ?? ChangeBounds(latest: 0, pruned: 0)
+        return (found, sequence >= found.pruned ? scan : nil)
+    }
+
     /// `changes(after:zone:limit:)`, handing each damaged entry to `reporting`.
     func changes(after sequence: Int64, zone: String?, limit: Int, reporting: (DamagedRow) -> Void) throws -> ChangeScan {
         let rows: RowCursor
@@ -15,11 +29,19 @@ extension SQLiteAccess {
         } else {
             rows = try Row.fetchCursor(db.cachedStatement(sql: Self.changesSQL), arguments: [sequence, limit])
         }
+        return try changes(in: rows, reporting: reporting)
+    }
+
+    /// The entries of `rows`, each of which `first` sees before it is read; a row whose `seq` is NULL
+    /// holds no entry (the bounds' row of `changesWithBounds` when none follows them).
+    private func changes(in rows: RowCursor, reporting: (DamagedRow) -> Void, first: (Row) throws -> Void = { _ in }) throws -> ChangeScan {
         // A record changed several times in one batch is decoded once. A row that does
         // not decode is stepped over; its sequence still counts, so the feed moves past it.
         var scan = ChangeScan()
         var decoded: [RecordID: Record] = [:]
         while let row = try rows.next() {
+            try first(row)
+            if try StoredColumns.value(row, 0).isNull { continue }
             // `seq` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
             guard let seq = Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) else {
                 reporting(DamagedRow(table: "change", key: StoredColumns.label(row, 0), problem: "seq is not an integer"))
@@ -67,15 +89,29 @@ extension SQLiteAccess {
         """
     private static let changesSQL = changesSelect + " WHERE c.seq > ? ORDER BY c.seq LIMIT ?"
     private static let changesInZoneSQL = changesSelect + " WHERE c.zone = ? AND c.seq > ? ORDER BY c.seq LIMIT ?"
+    private static func withBounds(_ changes: String) -> String {
+        "SELECT c.*, b.* FROM (\(changeBoundsSQL)) b LEFT JOIN (\(changes)) c ON 1 ORDER BY c.seq"
+    }
+    private static let changesWithBoundsSQL = withBounds(changesSQL)
+    private static let changesInZoneWithBoundsSQL = withBounds(changesInZoneSQL)
+    /// Where the bounds begin in a row of `changesWithBounds`: after the change's 8 columns and its record's.
+    private static let boundsColumn = 8 + recordColumnNames.count
 
     func changeBounds() throws -> ChangeBounds {
-        // The mark is read as text, whatever type someone stored it as.
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT (SELECT seq FROM change ORDER BY seq DESC LIMIT 1),
-                   (SELECT CAST(value AS TEXT) FROM fatchat_meta WHERE key = 'pruned_through')
-            """)) else { return ChangeBounds(latest: 0, pruned: 0) }
-        let pruned = Int64(String.fromDatabaseValue(try StoredColumns.value(row, 1)) ?? "0") ?? 0
-        return ChangeBounds(latest: Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) ?? pruned, pruned: pruned)
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: Self.changeBoundsSQL)) else { return ChangeBounds(latest: 0, pruned: 0) }
+        return try Self.changeBounds(row, from: 0)
+    }
+
+    /// The log's newest entry and how far it was pruned. The mark is read as text, whatever type someone stored it as.
+    private static let changeBoundsSQL = """
+        SELECT (SELECT seq FROM change ORDER BY seq DESC LIMIT 1) AS latest,
+               (SELECT CAST(value AS TEXT) FROM fatchat_meta WHERE key = 'pruned_through') AS pruned
+        """
+
+    /// The bounds from a row holding `changeBoundsSQL`'s two columns from column `first` on.
+    private static func changeBounds(_ row: Row, from first: Int) throws -> ChangeBounds {
+        let pruned = Int64(String.fromDatabaseValue(try StoredColumns.value(row, first + 1)) ?? "0") ?? 0
+        return ChangeBounds(latest: Int64.fromDatabaseValue(try StoredColumns.value(row, first)) ?? pruned, pruned: pruned)
     }
 
     func appendChange(_ id: RecordID, type: String, kind: ChangeRow.Kind, previousFields: [String: FieldValue]?, date: Date) throws {

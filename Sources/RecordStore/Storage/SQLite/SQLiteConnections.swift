@@ -7,6 +7,13 @@ import Synchronization
 protocol SQLiteConnections: Sendable {
     func read<T>(_ body: (GRDB.Database) throws -> T) throws -> T
     func write<T>(_ body: (GRDB.Database) throws -> T) throws -> T
+    /// Runs `body`, which reads with a single statement, outside a transaction where the connections
+    /// allow it: one statement is a snapshot by itself.
+    func readStatement<T>(_ body: (GRDB.Database) throws -> T) throws -> T
+}
+
+extension SQLiteConnections {
+    func readStatement<T>(_ body: (GRDB.Database) throws -> T) throws -> T { try read(body) }
 }
 
 /// Settings shared by both ways of opening.
@@ -121,21 +128,26 @@ final class LocalConnections: SQLiteConnections {
     }
 
     func read<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
+        try onPool { pool in try pool.read(body) }
+    }
+
+    /// A reader of the pool without GRDB's BEGIN and COMMIT around the statement.
+    func readStatement<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
+        try onPool { pool in try pool.unsafeRead(body) }
+    }
+
+    /// Runs `use` on the pool of the file the path names now, retrying while the file is busy.
+    private func onPool<T>(_ use: (DatabasePool) throws -> T) throws -> T {
         do {
             let pool = try currentPool()
-            return try settings.retryingBusy { try pool.read(body) }
+            return try settings.retryingBusy { try use(pool) }
         } catch {
             throw StoreError.translating(error, path: settings.path)
         }
     }
 
     func write<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
-        do {
-            let pool = try currentPool()
-            return try settings.retryingBusy { try pool.write(body) }
-        } catch {
-            throw StoreError.translating(error, path: settings.path)
-        }
+        try onPool { pool in try pool.write(body) }
     }
 }
 

@@ -51,6 +51,18 @@ final class SQLiteStorage: RecordStorage {
         }
     }
 
+    /// The change feed's one statement, outside a transaction where the connections allow it: a
+    /// receiver asks this on every wake-up.
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
+        do {
+            return try connections.readStatement { db in
+                try SQLiteAccess(db: db, assets: assetsDirectory, naming: naming).changesWithBounds(after: sequence, zone: zone, limit: limit)
+            }
+        } catch let damage as DamagedRow {
+            throw damage.storeError
+        }
+    }
+
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         do {
             return try connections.write { db in
