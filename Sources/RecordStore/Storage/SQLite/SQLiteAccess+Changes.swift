@@ -32,15 +32,15 @@ extension SQLiteAccess {
         return try changes(in: rows, reporting: reporting)
     }
 
-    /// The entries of `rows`, each of which `first` sees before it is read; a row whose `seq` is NULL
+    /// The entries of `rows`, each row shown to `seeing` before it is read; a row whose `seq` is NULL
     /// holds no entry (the bounds' row of `changesWithBounds` when none follows them).
-    private func changes(in rows: RowCursor, reporting: (DamagedRow) -> Void, first: (Row) throws -> Void = { _ in }) throws -> ChangeScan {
+    private func changes(in rows: RowCursor, reporting: (DamagedRow) -> Void, seeing: (Row) throws -> Void = { _ in }) throws -> ChangeScan {
         // A record changed several times in one batch is decoded once. A row that does
         // not decode is stepped over; its sequence still counts, so the feed moves past it.
         var scan = ChangeScan()
         var decoded: [RecordID: Record] = [:]
         while let row = try rows.next() {
-            try first(row)
+            try seeing(row)
             if try StoredColumns.value(row, 0).isNull { continue }
             // `seq` is the rowid, an integer, unless someone rewrote the table's definition behind SQLite's back.
             guard let seq = Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) else {
