@@ -82,11 +82,6 @@ extension RecordDatabase {
     public func fetchChanges(in zone: ZoneID? = nil, since token: ChangeToken?, limit: Int = 400) throws -> ChangeBatch {
         let limit = max(1, limit)
         let start = token?.sequence ?? 0
-        func checkToken() throws {
-            if let token, token.databaseID != storage.databaseID {
-                throw StoreError(.changeTokenExpired, "The change token belongs to another database (was the file replaced?); fetch everything again.")
-            }
-        }
         // The bounds and the scan come from one snapshot. One entry past the limit tells whether
         // more are coming. Damaged entries were skipped but still count: the token moves past
         // them, so one never stalls the feed.
@@ -96,14 +91,15 @@ extension RecordDatabase {
                 if try reader.zoneKeepsChanges(zone.zoneName) == false {
                     throw StoreError(.invalidArguments, "Zone '\(zone.zoneName)' keeps no change feed: it was saved without the fetchChanges capability.")
                 }
-                try checkToken()
                 return try reader.changesWithBounds(after: start, zone: zone.zoneName, limit: limit + 1)
             }
         } else {
             // The sync engine's question on every wake-up: the storage may answer it without a transaction.
-            // The token is checked after, once the storage is open and knows its database ID.
             (bounds, scanned) = try storage.changesWithBounds(after: start, zone: nil, limit: limit + 1)
-            try checkToken()
+        }
+        // Checked once the storage is open and knows its database ID, so a server that is down says so.
+        if let token, token.databaseID != storage.databaseID {
+            throw StoreError(.changeTokenExpired, "The change token belongs to another database (was the file replaced?); fetch everything again.")
         }
         guard let scan = scanned else {
             throw StoreError(.changeTokenExpired, "The change token is older than the kept history; fetch everything again and start from a new token.")

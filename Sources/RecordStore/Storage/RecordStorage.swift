@@ -23,7 +23,7 @@ protocol RecordStorage: Sendable {
     func makeChangeSignal() throws -> any StorageChangeSignal
 
     /// `StorageReader.changesWithBounds` on one snapshot: in a read transaction, or without one where
-    /// the engine reads it all in one statement, which is a snapshot by itself (PostgreSQL). Every
+    /// the engine reads it all in one statement, which is a snapshot by itself (PostgreSQL, and SQLite in local mode). Every
     /// wake-up of a sync engine asks this.
     func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?)
 
@@ -89,8 +89,8 @@ protocol StorageReader {
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan
     /// The newest sequence in the change log and how far it was pruned, read together in one statement.
     func changeBounds() throws -> ChangeBounds
-    /// `changeBounds()`, then the entries after `sequence` unless the log was pruned past it (`nil` then):
-    /// a fetch's two reads, which a server answers in one round trip.
+    /// `changeBounds()` and the entries after `sequence` unless the log was pruned past it (`nil` then),
+    /// read in one statement, so that they come from one snapshot even outside a transaction.
     func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?)
     /// One page of a query's matching records, in order, each with its position for a cursor.
     /// A row that does not decode keeps its place with a `nil` record, so a cursor still moves past it.
@@ -118,13 +118,6 @@ struct ChangeBounds {
 }
 
 extension StorageReader {
-    /// Engines on a file read the bounds first, and scan only a log that still holds what follows `sequence`.
-    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
-        let bounds = try changeBounds()
-        guard sequence >= bounds.pruned else { return (bounds, nil) }
-        return (bounds, try changes(after: sequence, zone: zone, limit: limit))
-    }
-
     /// The newest sequence number in the change log, 0 when empty.
     func latestSequence() throws -> Int64 { try changeBounds().latest }
     /// Entries up to and including this sequence were pruned; older tokens are expired.

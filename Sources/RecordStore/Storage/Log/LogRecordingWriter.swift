@@ -53,6 +53,9 @@ struct LogRecordingWriter: StorageWriter {
     func zoneKeepsChanges(_ name: String) throws -> Bool? { try base.zoneKeepsChanges(name) }
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan { try base.changes(after: sequence, zone: zone, limit: limit) }
     func changeBounds() throws -> ChangeBounds { try base.changeBounds() }
+    func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
+        try base.changesWithBounds(after: sequence, zone: zone, limit: limit)
+    }
     func records(matching request: QueryRequest) throws -> [(record: Record?, position: QueryPosition)] { try base.records(matching: request) }
     func countRecords(matching query: Query, zone: String?) throws -> Int { try base.countRecords(matching: query, zone: zone) }
     func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions] { try base.fieldMarks(recordType: recordType) }
