@@ -1,4 +1,5 @@
 import Foundation
+import class GRDB.DatabaseQueue
 import Testing
 @testable import RecordStore
 
@@ -101,5 +102,30 @@ import Testing
         let batch = try db.fetchChanges(in: zone, since: nil)
         #expect(batch.changedRecords.map(\.recordID) == [inZone.recordID])
         #expect(try db.fetchChanges(since: nil).changedRecords.count == 2)
+    }
+
+    /// A fetch reads on a connection of its own, kept open between fetches: once another file is moved to the
+    /// path, the next fetch must read that file, as every other read does, and not the one opened before.
+    @Test func aFetchReadsTheFileThePathNamesNowAfterTheFileIsReplaced() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(mode: .local).publicDatabase
+        let path = dir.path("container/public.sqlite").path
+        let one = try db.save(Record(recordType: "Note"))
+        let first = try db.fetchChanges(since: nil)
+        #expect(first.changedRecords.map(\.recordID) == [one.recordID])
+
+        let copy = dir.path("copy.sqlite").path
+        try DatabaseQueue(path: path).inDatabase { try $0.execute(sql: "VACUUM INTO ?", arguments: [copy]) }
+        let two = try db.save(Record(recordType: "Note"))
+        #expect(try db.fetchChanges(since: first.token).changedRecords.map(\.recordID) == [two.recordID])
+
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.moveItem(atPath: path + suffix, toPath: dir.path("old.sqlite\(suffix)").path)
+        }
+        try FileManager.default.moveItem(atPath: copy, toPath: path)
+        let after = try db.fetchChanges(since: first.token)
+        #expect(after.changedRecords.isEmpty, "the copy was taken before the second note")
+        let three = try db.save(Record(recordType: "Note"))
+        #expect(try db.fetchChanges(since: after.token).changedRecords.map(\.recordID) == [three.recordID])
     }
 }

@@ -78,7 +78,15 @@ struct SQLiteSettings: Sendable {
 final class LocalConnections: SQLiteConnections {
     private let settings: SQLiteSettings
     var path: String { settings.path }
-    private let state: Mutex<(pool: DatabasePool, inode: FileIdentity)?>
+    private let state: Mutex<Opened?>
+
+    /// The file the path named when it was opened, and the connections on it.
+    private struct Opened {
+        var pool: DatabasePool
+        var inode: FileIdentity
+        /// For `readStatement`, opened at its first use.
+        var statements: DatabaseQueue?
+    }
 
     init(settings: SQLiteSettings) throws {
         self.settings = settings
@@ -88,7 +96,7 @@ final class LocalConnections: SQLiteConnections {
         } catch {
             throw StoreError.translating(error, path: settings.path)
         }
-        self.state = Mutex((pool, identity))
+        self.state = Mutex(Opened(pool: pool, inode: identity))
     }
 
     /// Opens a pool on the file at the path, and tells which file that was.
@@ -124,17 +132,47 @@ final class LocalConnections: SQLiteConnections {
     }
 
     private func currentPool() throws -> DatabasePool {
+        try current { $0.pool }
+    }
+
+    /// Runs `use` on what is open on the file the path names now, first opening it again if that file changed.
+    private func current<T>(_ use: (inout Opened) throws -> T) throws -> T {
         let identity = try FileIdentity.ifPresent(settings.path, naming: settings.naming)
         return try state.withLock { state in
-            if let state = state, state.inode == identity { return state.pool }
-            guard identity != nil else {
-                state = nil
-                throw StoreError(.serviceUnavailable, "\(settings.path) is not there; the container may be unmounted or moved. Changes wait until it is back.")
+            var opened: Opened
+            if let kept = state, kept.inode == identity {
+                opened = kept
+            } else {
+                guard identity != nil else {
+                    state = nil
+                    throw StoreError(.serviceUnavailable, "\(settings.path) is not there; the container may be unmounted or moved. Changes wait until it is back.")
+                }
+                let (pool, inode) = try Self.open(settings)
+                try Schema.prepare(pool, path: settings.path, naming: settings.naming)
+                opened = Opened(pool: pool, inode: inode)
             }
-            let (pool, opened) = try Self.open(settings)
-            try Schema.prepare(pool, path: settings.path, naming: settings.naming)
-            state = (pool, opened)
-            return pool
+            defer { state = opened }
+            return try use(&opened)
+        }
+    }
+
+    /// The read-only connection for `readStatement`, opened on the file the pool has open.
+    ///
+    /// Opened by path like the pool, so the path is looked at again after;
+    /// a file swapped in meanwhile is refused.
+    private func statementReader() throws -> DatabaseQueue {
+        try current { opened in
+            if let queue = opened.statements { return queue }
+            var config = Configuration()
+            config.readonly = true
+            config.busyMode = .timeout(settings.busyTimeout)
+            config.prepareDatabase { db in SQLFunctions.register(db) }
+            let queue = try DatabaseQueue(path: settings.path, configuration: config)
+            guard try FileIdentity.of(settings.path, naming: settings.naming) == opened.inode else {
+                throw StoreError(.serviceUnavailable, "\(settings.path) was replaced while it was being opened; try again.")
+            }
+            opened.statements = queue
+            return queue
         }
     }
 
@@ -142,16 +180,28 @@ final class LocalConnections: SQLiteConnections {
         try onPool { pool in try pool.read(body) }
     }
 
-    /// A reader of the pool without GRDB's BEGIN and COMMIT around the statement.
+    /// A connection of its own, without a transaction around the statement.
+    ///
+    /// A pool's reader would cost a receiver's every fetch a second read
+    /// transaction (GRDB reads `PRAGMA schema_version` before each use, to
+    /// know whether its schema cache is stale) and the hand-out of a reader.
+    /// A cached statement needs neither: SQLite prepares it again itself
+    /// when the schema changed.
     func readStatement<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
-        try onPool { pool in try pool.unsafeRead(body) }
+        try translating { try settings.retryingBusy { try statementReader().inDatabase(body) } }
     }
 
     /// Runs `use` on the pool of the file the path names now, retrying while the file is busy.
     private func onPool<T>(_ use: (DatabasePool) throws -> T) throws -> T {
-        do {
+        try translating {
             let pool = try currentPool()
             return try settings.retryingBusy { try use(pool) }
+        }
+    }
+
+    private func translating<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
         } catch {
             throw StoreError.translating(error, path: settings.path)
         }
