@@ -44,31 +44,34 @@ final class SQLiteStorage: RecordStorage {
     }
 
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        do {
-            return try connections.read { db in try body(SQLiteAccess(db: db, assets: assetsDirectory, naming: naming)) }
-        } catch let damage as DamagedRow {
-            throw damage.storeError
+        try reportingDamage {
+            try connections.read { db in try body(SQLiteAccess(db: db, assets: assetsDirectory, naming: naming)) }
         }
     }
 
     /// The change feed's one statement, outside a transaction where the connections allow it: a
     /// receiver asks this on every wake-up.
     func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
-        do {
-            return try connections.readStatement { db in
+        try reportingDamage {
+            try connections.readStatement { db in
                 try SQLiteAccess(db: db, assets: assetsDirectory, naming: naming).changesWithBounds(after: sequence, zone: zone, limit: limit)
             }
-        } catch let damage as DamagedRow {
-            throw damage.storeError
         }
     }
 
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        do {
-            return try connections.write { db in
+        try reportingDamage {
+            try connections.write { db in
                 try checkSchema(db)
                 return try body(SQLiteAccess(db: db, assets: assetsDirectory, naming: naming))
             }
+        }
+    }
+
+    /// Runs `body`; a stored row that would not decode ends it as the store error that names the row.
+    private func reportingDamage<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
         } catch let damage as DamagedRow {
             throw damage.storeError
         }
