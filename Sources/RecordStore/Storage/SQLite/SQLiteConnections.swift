@@ -32,8 +32,12 @@ struct SQLiteSettings: Sendable {
     /// indexes, references, the change log and the search index). SQLite's
     /// default of 2 MiB holds 500, so it spilled pages to the log in the middle
     /// of the transaction and read them back: a seed wrote twice the log frames
-    /// of raw SQLite and read a third of them again. The cache fills only as
-    /// pages are used, so a connection that writes one message costs no more.
+    /// raw SQLite did, and read more pages back from the log than it wrote. The
+    /// cache fills only as pages are used, so a connection that writes one
+    /// message costs no more.
+    ///
+    /// In network mode every connection lives for one transaction, so there
+    /// the size holds for reads too, and is given back when the connection closes.
     static let writerCache = "PRAGMA cache_size = -16384"
 
     /// An SQLite URI for the file; `mode=rw` (or `ro`) so a vanished file is never silently recreated.
