@@ -43,6 +43,8 @@ struct BenchSettings: ParsableArguments {
     var deliveryMessages: Int?
     @Option(help: "Receiver counts for delivery latency, comma-separated (default 1,8; smoke 1,2).")
     var receivers: String?
+    @Option(help: "Messages per second the delivery sender commits, on average, locally and through PostgreSQL (default 50; issue 18's crowd figures are at 10).")
+    var deliveryRate: Double?
     @Option(help: "A PostgreSQL database (URL without a password) for the postgresql delivery rows; erased before each configuration, so give the bench one of its own. Without it, no postgresql rows.")
     var postgres: String?
     @Option(help: "Receiver counts for delivery through PostgreSQL, comma-separated (default 1,8,64; smoke 1,2).")
@@ -78,6 +80,7 @@ struct BenchSettings: ParsableArguments {
     var postCount: Int { pick(postsPerProcess, 1000, 20) }
     var postRunCount: Int { pick(postRuns, 5, 2) }
     var deliveryCount: Int { pick(deliveryMessages, 200, 10) }
+    var deliveryPerSecond: Double { pick(deliveryRate, 50, 50) }
     var queryRunCount: Int { pick(queryRuns, 200, 10) }
     var depthPages: Int { pick(depth, 1000, 5) }
     var frameRunCount: Int { pick(frameRuns, 10, 2) }
@@ -124,7 +127,7 @@ struct BenchSettings: ParsableArguments {
 
     func validate() throws {
         guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
-              queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, logReceiverCount > 0, frameRunCount > 0, idleDuration > 0, idleClientCount > 0, !receiverCounts.isEmpty,
+              deliveryPerSecond > 0, queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, logReceiverCount > 0, frameRunCount > 0, idleDuration > 0, idleClientCount > 0, !receiverCounts.isEmpty,
               receiverCounts.allSatisfy({ $0 > 0 }), postgresReceiverCounts.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("Sizes must be positive (and --depth at least 2).")
         }
@@ -135,7 +138,7 @@ struct BenchSettings: ParsableArguments {
     /// The settings as strings, for the JSON report.
     var summary: [String: String] {
         ["messages": "\(messageCount)", "channels": "\(channelCount)", "processes": "\(processCount)",
-         "postsPerProcess": "\(postCount)", "postRuns": "\(postRunCount)", "deliveryMessages": "\(deliveryCount)",
+         "postsPerProcess": "\(postCount)", "postRuns": "\(postRunCount)", "deliveryMessages": "\(deliveryCount)", "deliveryRate": "\(deliveryPerSecond)",
          "receivers": receiverCounts.map(String.init).joined(separator: ","),
          "postgres": postgres ?? "none", "postgresReceivers": postgresReceiverCounts.map(String.init).joined(separator: ","),
          "postgresMessages": "\(postgresMessageCount)", "queryRuns": "\(queryRunCount)",

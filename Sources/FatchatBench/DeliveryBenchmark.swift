@@ -12,6 +12,8 @@ import Synchronization
 struct DeliveryBenchmark {
     let work: URL
     let messages: Int
+    /// The sender's average pace, locally and through PostgreSQL; network mode never goes faster than 20 a second.
+    let perSecond: Double
     let receiverCounts: [Int]
     /// A database for the `postgresql` rows, erased before each configuration; nil leaves them out.
     var postgresURL: String? = nil
@@ -22,11 +24,11 @@ struct DeliveryBenchmark {
         let networkFS = ["nfs", "cifs", "smb", "fuse", "9p"].contains { filesystem.hasPrefix($0) }
         for mode in [JournalMode.local, .network] {
             for receivers in receiverCounts {
-                let baseline = try pipeLatencies(receivers: receivers, interval: 0.02)
+                let baseline = try pipeLatencies(receivers: receivers, interval: 1 / perSecond)
                 let (latencies, lost, cpu) = try engineLatencies(mode: mode, receivers: receivers)
                 let measured = Distribution(latencies), floor = Distribution(baseline)
                 let where_ = mode == .local ? "local" : "network"
-                var note = "\(messages) commits × \(receivers) receiver(s); \(lost) deliveries missing; \(cpu.note)."
+                var note = "\(messages) commits, \(Self.pace(interval(mode))), × \(receivers) receiver(s); \(lost) deliveries missing; \(cpu.note)."
                 if mode == .network {
                     note += networkFS ? " Network mode on \(filesystem)." : " Network mode (rollback journal, dotfile locks, reopen per transaction) on a local \(filesystem) directory, as no network filesystem was mounted; receivers poll every 250 ms with inotify off, as they must where other machines commit."
                 }
@@ -42,7 +44,7 @@ struct DeliveryBenchmark {
                 }
                 report.add(cpu.figure(id: "delivery.\(where_).\(receivers).cpu", label: "CPU per delivered message, per receiver, \(where_), \(receivers) receiver(s)",
                                       receivers: receivers, target: mode == .local ? 0.1 : nil))
-                report.add(Figure(id: "delivery.\(where_).\(receivers).lost", label: "deliveries not seen within \(Int(Double(messages) * (mode == .local ? 0.02 : 0.05) * 1.5 + 30)) s, \(where_), \(receivers) receiver(s)",
+                report.add(Figure(id: "delivery.\(where_).\(receivers).lost", label: "deliveries not seen within \(Int(Double(messages) * interval(mode) * 1.5 + 30)) s, \(where_), \(receivers) receiver(s)",
                                   value: Double(lost), unit: "msgs", target: .atMost(0, "msgs"), runs: 1))
             }
         }
@@ -52,10 +54,10 @@ struct DeliveryBenchmark {
     /// The same hop through PostgreSQL: the commit's `NOTIFY` wakes each receiver's `LISTEN`, which fetches.
     private func runOnServer(_ url: String, into report: inout Report) throws {
         for receivers in postgresReceiverCounts {
-            let baseline = try pipeLatencies(receivers: receivers, interval: 0.02)
+            let baseline = try pipeLatencies(receivers: receivers, interval: 1 / perSecond)
             let (latencies, lost, cpu) = try engineLatencies(mode: .local, receivers: receivers, postgresURL: url)
             let measured = Distribution(latencies), floor = Distribution(baseline)
-            let note = "\(messages) commits × \(receivers) receiver(s) through PostgreSQL (\(url)), LISTEN/NOTIFY then a fetch from the token; \(lost) deliveries missing; \(cpu.note). Each receiver holds two connections (LISTEN and queries)."
+            let note = "\(messages) commits, \(Self.pace(interval(.local))), × \(receivers) receiver(s) through PostgreSQL (\(url)), LISTEN/NOTIFY then a fetch from the token; \(lost) deliveries missing; \(cpu.note). Each receiver holds two connections (LISTEN and queries)."
             for (quantile, value, base, limit) in [("p50", measured.p50, floor.p50, 5.0), ("p99", measured.p99, floor.p99, 25.0)] {
                 report.add(Figure(id: "delivery.postgresql.\(receivers).\(quantile)",
                                   label: "delivery latency, postgresql, \(receivers) receiver(s), \(quantile)",
@@ -89,6 +91,15 @@ struct DeliveryBenchmark {
                           value: without.p50 > 0 ? with.p50 / without.p50 : 0, unit: "×", runs: 1))
     }
 
+    /// Seconds between the sender's commits, on average (each wait is jittered by ±50 %).
+    private func interval(_ mode: JournalMode) -> Double {
+        mode == .local ? 1 / perSecond : max(0.05, 1 / perSecond)
+    }
+
+    static func pace(_ interval: Double) -> String {
+        "\(Int((1 / interval).rounded())) a second"
+    }
+
     private func engineLatencies(mode: JournalMode, receivers: Int, chatter: Bool = false, postgresURL: String? = nil) throws -> (latencies: [Double], lost: Int, cpu: ReceiverCPU) {
         let directory = work.appendingPathComponent("delivery-\(postgresURL == nil ? mode.rawValue : "postgresql")-\(receivers)\(chatter ? "-chatter" : "")")
         try? FileManager.default.removeItem(at: directory)
@@ -98,7 +109,7 @@ struct DeliveryBenchmark {
                                                 mode: mode, postgresURL: postgresURL)
         let channel = try ChannelName("bench-delivery")
         _ = try ChatClient(container: container, handle: "sender").createChannel(channel)
-        let interval = mode == .local ? 0.02 : 0.05
+        let interval = interval(mode)
         let timeout = Double(messages) * interval * 1.5 + 30
         let children = try (0..<receivers).map { k in
             try Child(["receive", "--container", containerURL.path, "--private-data", directory.appendingPathComponent("private-\(k)").path,

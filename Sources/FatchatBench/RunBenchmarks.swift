@@ -30,8 +30,8 @@ struct RunBenchmarks: ParsableCommand {
                               postgresURL: settings.postgres).run(into: &report)
         }
         if selected.contains(.delivery) {
-            progress("delivery latency: \(settings.deliveryCount) messages, receivers \(settings.receiverCounts)")
-            try DeliveryBenchmark(work: work, messages: settings.deliveryCount, receiverCounts: settings.receiverCounts,
+            progress("delivery latency: \(settings.deliveryCount) messages at \(settings.deliveryPerSecond)/s, receivers \(settings.receiverCounts)")
+            try DeliveryBenchmark(work: work, messages: settings.deliveryCount, perSecond: settings.deliveryPerSecond, receiverCounts: settings.receiverCounts,
                                   postgresURL: settings.postgres, postgresReceiverCounts: settings.postgresReceiverCounts).run(into: &report)
         }
         if selected.contains(.queries), let info {
