@@ -61,6 +61,7 @@ public final class Container: Sendable {
 
     /// Opens the container at `url`, creating it if allowed.
     public init(url: URL, options: Options = Options()) throws {
+        SchemaCheck.buildExpectedInBackground()
         let user = UserIdentity.current
         let descriptor = try ContainerDirectory.open(url, creating: options.create ? options.access : nil, naming: options.naming) {
             ContainerDescriptor.new(for: url, mode: options.mode, engine: options.engine, postgresURL: options.postgresURL)

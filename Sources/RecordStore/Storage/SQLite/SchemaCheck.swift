@@ -29,6 +29,13 @@ enum SchemaCheck {
         return Dictionary(objects.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }()
 
+    /// Starts building `expected` on another thread. It takes milliseconds, as every migration's statements
+    /// are parsed and run, and whoever opens a container has the directory and its files to look at before
+    /// the first check needs it; the check then waits only for what is left.
+    static func buildExpectedInBackground() {
+        DispatchQueue.global(qos: .userInitiated).async { _ = expected }
+    }
+
     /// Tables SQLite itself adds when someone runs `ANALYZE`: statistics, which run no code.
     private static let statisticsTables: Set<String> = ["sqlite_stat1", "sqlite_stat4"]
 
