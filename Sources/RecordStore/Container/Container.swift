@@ -90,7 +90,6 @@ public final class Container: Sendable {
         let naming = options.naming
         let privateRoot = options.privateDataDirectory ?? user.dataHome.appendingPathComponent(naming.dataDirectoryName, isDirectory: true)
         let privateDirectory = privateRoot.appendingPathComponent(descriptor.identifier, isDirectory: true)
-        let privateStorage = try Self.openPrivate(in: privateDirectory, historyLimit: options.changeHistoryLimit, naming: naming)
         let engine = try Self.engine(of: descriptor, wanted: options.engine, url: url)
         self.engine = engine
         let endpoint = try Self.postgresEndpoint(of: descriptor, engine: engine, url: url)
@@ -108,7 +107,20 @@ public final class Container: Sendable {
         }
         // A server may be down when a client starts: it opens all the same, and its outbox keeps what it sends until the server answers.
         let lazily = options.opensPublicDatabaseOnFirstUse || engine == .postgresql
-        let publicStorage: any RecordStorage = lazily ? LazyStorage(open) : try open()
+        let openPrivate: @Sendable () throws -> SQLiteStorage = { [historyLimit = options.changeHistoryLimit] in
+            try Self.openPrivate(in: privateDirectory, historyLimit: historyLimit, naming: naming)
+        }
+        let privateStorage: SQLiteStorage, publicStorage: any RecordStorage
+        if lazily {
+            (privateStorage, publicStorage) = (try openPrivate(), LazyStorage(open))
+        } else if engine == .sqlite {
+            // Two files of their own, each opened and its schema checked in milliseconds: on two cores at once.
+            (privateStorage, publicStorage) = try OnAllCores.both(openPrivate, open)
+        } else {
+            // The log engine keeps its cache in the private directory, which openPrivate makes.
+            privateStorage = try openPrivate()
+            publicStorage = try open()
+        }
         let keys = Self.accountKeys(container: url, engine: engine, privateRoot: privateRoot, user: user, naming: naming,
                                        publicStorage: publicStorage)
         accountKeys = keys

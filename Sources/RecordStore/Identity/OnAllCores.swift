@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 
 /// Work whose items are independent and each costs tens of microseconds (an Ed25519 signature made or
-/// checked), spread over the machine's cores when there are enough items to pay for waking the workers.
-enum OnAllCores {
+/// checked), spread over the machine's cores when there are enough items to pay for waking the workers;
+/// and two independent pieces of work of milliseconds each (two files opened, two lists read) at once.
+public enum OnAllCores {
     /// Fewer items than this per worker are done on the caller's thread: waking a worker costs more.
     static let itemsPerWorker = 8
 
@@ -19,5 +20,26 @@ enum OnAllCores {
             }
         }
         return results.withLock { all in items.indices.compactMap { all[$0] } }
+    }
+
+    /// `first` and `second` at once: the caller runs one, and another core the other if one is free.
+    ///
+    /// Both run to their end. `first`'s error is thrown before `second`'s, as if they had run in turn.
+    /// Both must be safe to run beside each other.
+    public static func both<A: Sendable, B: Sendable>(_ first: @Sendable () throws -> A, _ second: @Sendable () throws -> B) throws -> (A, B) {
+        let firstResult = Mutex<Result<A, any Error>?>(nil), secondResult = Mutex<Result<B, any Error>?>(nil)
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            if index == 0 {
+                let result = Result { try first() }
+                firstResult.withLock { $0 = result }
+            } else {
+                let result = Result { try second() }
+                secondResult.withLock { $0 = result }
+            }
+        }
+        guard let a = firstResult.withLock({ $0 }), let b = secondResult.withLock({ $0 }) else {
+            throw StoreError(.internalError, "Two pieces of work run at once did not both finish.")
+        }
+        return (try a.get(), try b.get())
     }
 }
