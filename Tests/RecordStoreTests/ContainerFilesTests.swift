@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GRDB
 import Testing
 @testable import RecordStore
@@ -204,6 +205,43 @@ import Testing
         #expect(error?.code == .badDatabase)
         #expect(error?.message.contains("empty") == true)
         #expect(try FileStatusOf(path).size == 0)
+    }
+
+    @Test func withBothFilesUnusableTheOpeningNamesThePrivateOneAsWhenTheyOpenedInTurn() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        // The private and the public file are opened at once; the private one's failure still comes first.
+        let privateDirectory = dir.path("private-data/\(container.identifier)")
+        try FileManager.default.removeItem(at: privateDirectory)
+        try Data("not a directory".utf8).write(to: privateDirectory)
+        let path = dir.path("container/public.sqlite").path
+        guard truncate(path, 0) == 0 else { throw StoreError(.internalError, "truncate failed") }
+        let both = #expect(throws: StoreError.self) { try dir.container() }
+        #expect(both?.code == .permissionFailure)
+        #expect(both?.message.contains(privateDirectory.path) == true)
+
+        // With the private directory back, the public file's own error is the one left.
+        try FileManager.default.removeItem(at: privateDirectory)
+        let publicOnly = #expect(throws: StoreError.self) { try dir.container() }
+        #expect(publicOnly?.code == .badDatabase)
+    }
+
+    @Test func twoPiecesOfWorkAtOnceEachReturnTheirOwnAndBothRunWhenTheFirstThrows() throws {
+        let (number, text) = try OnAllCores.both({ (1...1000).reduce(0, +) }, { String(repeating: "b", count: 3) })
+        #expect(number == 500_500)
+        #expect(text == "bbb")
+
+        let secondRan = Mutex(false)
+        let first = #expect(throws: StoreError.self) {
+            _ = try OnAllCores.both({ throw StoreError(.unknownItem, "first") },
+                                    { () throws -> Int in secondRan.withLock { $0 = true }; throw StoreError(.badDatabase, "second") })
+        }
+        #expect(first?.message == "first")
+        #expect(secondRan.withLock { $0 })
+        let second = #expect(throws: StoreError.self) {
+            _ = try OnAllCores.both({ 1 }, { () throws -> Int in throw StoreError(.badDatabase, "second") })
+        }
+        #expect(second?.message == "second")
     }
 
     @Test(arguments: [JournalMode.local, .network])
