@@ -174,8 +174,10 @@ extension ChatClient {
         let query = Query(recordType: ChatSchema.membershipType, predicate: try QueryPredicate(format: "user == %@", user.rawValue))
         // My memberships and every channel are two reads of their own, each of milliseconds when there are
         // hundreds of channels: they are read at once, and the client starts that much sooner.
-        let (stored, all) = try OnAllCores.both({ [container] in try container.publicDatabase.records(matching: query, resultsLimit: 10_000).records },
-                                                { [container] in try Self.channels(in: container) })
+        // Of a membership, only the channel is used.
+        let (stored, all) = try OnAllCores.both(
+            { [container] in try container.publicDatabase.records(matching: query, desiredKeys: ["channel"], resultsLimit: 10_000).records },
+            { [container] in try Self.channels(in: container) })
         let queued = try engine.outboxEntries().filter { $0.state == .pending && $0.recordType == ChatSchema.membershipType }.compactMap(\.record)
         let keys = Set((stored + queued).compactMap { $0["channel"]?.referenceValue?.recordID })
         let joined = all.filter { keys.contains($0.recordID) }
