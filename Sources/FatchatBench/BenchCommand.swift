@@ -80,7 +80,7 @@ struct BenchSettings: ParsableArguments {
     var postCount: Int { pick(postsPerProcess, 1000, 20) }
     var postRunCount: Int { pick(postRuns, 5, 2) }
     var deliveryCount: Int { pick(deliveryMessages, 200, 10) }
-    var deliveryPerSecond: Double { pick(deliveryRate, 50, 50) }
+    var deliveryPerSecond: Double { deliveryRate ?? 50 }
     var queryRunCount: Int { pick(queryRuns, 200, 10) }
     var depthPages: Int { pick(depth, 1000, 5) }
     var frameRunCount: Int { pick(frameRuns, 10, 2) }

@@ -111,15 +111,13 @@ public final class Container: Sendable {
             try Self.openPrivate(in: privateDirectory, historyLimit: historyLimit, naming: naming)
         }
         let privateStorage: SQLiteStorage, publicStorage: any RecordStorage
-        if lazily {
-            (privateStorage, publicStorage) = (try openPrivate(), LazyStorage(open))
-        } else if engine == .sqlite {
+        if engine == .sqlite, !lazily {
             // Two files of their own, each opened and its schema checked in milliseconds: on two cores at once.
             (privateStorage, publicStorage) = try OnAllCores.both(openPrivate, open)
         } else {
             // The log engine keeps its cache in the private directory, which openPrivate makes.
             privateStorage = try openPrivate()
-            publicStorage = try open()
+            publicStorage = lazily ? LazyStorage(open) : try open()
         }
         let keys = Self.accountKeys(container: url, engine: engine, privateRoot: privateRoot, user: user, naming: naming,
                                        publicStorage: publicStorage)
