@@ -27,6 +27,42 @@ struct LockPatienceTests {
         #expect(try LockPatience.brief { try container.publicDatabase.record(for: saved.recordID) }["text"] == .string("kept"))
     }
 
+    @Test func twoReadsAtOnceOnALockedContainerAreBothBriefWhicheverThreadRunsThem() async throws {
+        let directory = try TemporaryDirectory()
+        let container = try directory.container(mode: .network)
+        let saved = try container.publicDatabase.save(Record(recordType: "Note"))
+        let lock = try await HeldLock(path: directory.path("container").appendingPathComponent("public.sqlite").path, vfs: "unix-dotfile")
+
+        let started = ContinuousClock.now
+        let busy = Result {
+            try LockPatience.brief {
+                try OnAllCores.both({ try container.publicDatabase.record(for: saved.recordID) },
+                                    { try container.publicDatabase.records(matching: Query(recordType: "Note")).records })
+            }
+        }
+        // Without the caller's patience, the read on the other core waits as long as the lock is held (tens of seconds).
+        #expect(ContinuousClock.now - started < .seconds(15))
+        #expect((busy.failure as? StoreError)?.code == .zoneBusy)
+        lock.release()
+    }
+
+    @Test func workRunAtOnceKeepsTheCallersPatienceOnBothThreads() throws {
+        // Each piece outlasts a worker's wake-up, so the two overlap on two threads when a second core is free.
+        let piece: @Sendable () -> (TimeInterval?, UInt64) = {
+            Thread.sleep(forTimeInterval: 0.005)
+            return (LockPatience.deadline, UInt64(pthread_self()))
+        }
+        var threads = Set<UInt64>()
+        for _ in 0..<50 {
+            let (a, b) = try LockPatience.brief { try OnAllCores.both(piece, piece) }
+            #expect(a.0 == LockPatience.briefDeadline && b.0 == LockPatience.briefDeadline)
+            threads.formUnion([a.1, b.1])
+            let (c, d) = try OnAllCores.both(piece, piece)
+            #expect(c.0 == nil && d.0 == nil)
+        }
+        #expect(threads.count > 1 || ProcessInfo.processInfo.activeProcessorCount == 1, "the pieces never ran on a second thread")
+    }
+
     @Test func theStoreKeepsItsOwnDeadlineOutsideABriefScope() throws {
         #expect(LockPatience.deadline == nil)
         LockPatience.brief { #expect(LockPatience.deadline == LockPatience.briefDeadline) }

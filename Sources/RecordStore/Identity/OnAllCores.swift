@@ -25,16 +25,20 @@ public enum OnAllCores {
     /// `first` and `second` at once: the caller runs one, and another core the other if one is free.
     ///
     /// Both run to their end. `first`'s error is thrown before `second`'s, as if they had run in turn.
-    /// Both must be safe to run beside each other.
+    /// Both must be safe to run beside each other. Each keeps the caller's ``LockPatience``, whichever
+    /// thread runs it: a thread that must not wait on a locked file must not wait through another.
     public static func both<A: Sendable, B: Sendable>(_ first: @Sendable () throws -> A, _ second: @Sendable () throws -> B) throws -> (A, B) {
         let firstResult = Mutex<Result<A, any Error>?>(nil), secondResult = Mutex<Result<B, any Error>?>(nil)
+        let patience = LockPatience.deadline
         DispatchQueue.concurrentPerform(iterations: 2) { index in
-            if index == 0 {
-                let result = Result { try first() }
-                firstResult.withLock { $0 = result }
-            } else {
-                let result = Result { try second() }
-                secondResult.withLock { $0 = result }
+            LockPatience.$deadline.withValue(patience) {
+                if index == 0 {
+                    let result = Result { try first() }
+                    firstResult.withLock { $0 = result }
+                } else {
+                    let result = Result { try second() }
+                    secondResult.withLock { $0 = result }
+                }
             }
         }
         guard let a = firstResult.withLock({ $0 }), let b = secondResult.withLock({ $0 }) else {
