@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import RecordStore
 
@@ -45,6 +46,17 @@ import Testing
         let second = try dir.container().currentUserRecordID
         #expect(first == second)
         #expect(first.recordName == "_\(getuid())_\(String(cString: getpwuid(getuid()).pointee.pw_name))")
+    }
+
+    @Test func theCurrentAccountReadsTheSameOnManyThreadsAtOnce() throws {
+        let entry = try #require(getpwuid(getuid()))
+        let expected = UserIdentity(uid: getuid(), userName: String(cString: entry.pointee.pw_name), homeDirectory: String(cString: entry.pointee.pw_dir))
+        let seen = Mutex<[UserIdentity: Int]>([:])
+        DispatchQueue.concurrentPerform(iterations: 200) { _ in
+            let identity = UserIdentity.current
+            seen.withLock { $0[identity, default: 0] += 1 }
+        }
+        #expect(seen.withLock { $0 } == [expected: 200])
     }
 
     @Test func aLocalDirectoryIsDetectedAsLocal() throws {
