@@ -242,14 +242,18 @@ struct DeliveredVersions {
 /// When the fetch loop should look again soon, although nothing woke it.
 ///
 /// A filesystem event may come from a commit still being written, which is not
-/// visible yet; once it is, no further event follows. So after an event with no
+/// visible yet; once it is, no further event follows (a WAL commit becomes visible
+/// through the shared-memory index, which raises none). So after an event with no
 /// visible change the loop looks again: every millisecond at first, then less
-/// often, for about 40 ms in all, rather than waiting for the next commit or
-/// the poll timer. The first steps are short because the writer is often only
-/// a moment behind, or was put off the CPU by the readers its first write woke.
+/// often, for about 2 s in all, rather than waiting for the next commit or the
+/// poll timer (30 s with inotify). The first steps are short because the writer
+/// is often only a moment behind, or was put off the CPU by the readers its first
+/// write woke; the long tail is for a busy machine, where a writer can be off the
+/// CPU for much longer, and costs a few looks of microseconds each.
 struct Recheck {
     /// The waits, in seconds, after an event with nothing visible.
-    static let schedule: [Double] = [0.001, 0.001, 0.001, 0.001, 0.001, 0.002, 0.002, 0.004, 0.008, 0.016]
+    static let schedule: [Double] = [0.001, 0.001, 0.001, 0.001, 0.001, 0.002, 0.002, 0.004, 0.008, 0.016,
+                                     0.032, 0.064, 0.125, 0.25, 0.5, 1]
 
     /// How many waits of the schedule were used; `nil` when not rechecking.
     private var step: Int?

@@ -317,7 +317,8 @@ import Testing
             recheck.note(.timeout, changed: false)
         }
         #expect(delays == Recheck.schedule)
-        #expect(delays.reduce(0, +) > 0.03, "rechecks go on long enough for a writer put off the CPU")
+        #expect(delays.reduce(0, +) > 1.5, "rechecks go on long enough for a writer put off the CPU of a busy machine")
+        #expect(delays.prefix(10).reduce(0, +) < 0.05, "most commits are seen within milliseconds")
         #expect(delays.prefix(5).allSatisfy { $0 <= 0.001 }, "the first looks come quickly")
 
         recheck.note(.filesystem, changed: false)
