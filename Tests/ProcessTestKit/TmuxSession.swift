@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A program running in a tmux session on a private server, driven like a person would: keys in, screen out.
 public final class TmuxSession: Sendable {
@@ -53,7 +54,44 @@ public final class TmuxSession: Sendable {
             if texts.contains(where: screen.contains) { return true }
             try await Task.sleep(for: .milliseconds(50))
         }
-        return false
+        // A task that wakes past the deadline still looks once before it gives up.
+        let screen = try capture()
+        return texts.contains(where: screen.contains)
+    }
+
+    /// Starts looking for `text` now, on a thread of its own, until it shows or `timeout` passes. For
+    /// what shows only for a moment, like a banner: it is seen while the test waits for something else,
+    /// and while the test's task waits for a thread on a busy machine.
+    public func watch(for text: String, timeout: Duration = .seconds(20)) -> Watch {
+        let watch = Watch()
+        let deadline = ContinuousClock.now + timeout
+        let thread = Thread { [self] in
+            var seen = false
+            // One more look past the deadline, as in `waitFor`; a session that is gone ends the watch.
+            while !seen, let screen = try? capture() {
+                seen = screen.contains(text)
+                if ContinuousClock.now >= deadline { break }
+                if !seen { usleep(50_000) }
+            }
+            watch.end(seen: seen)
+        }
+        thread.start()
+        return watch
+    }
+
+    /// Whether a `watch` saw its text.
+    public final class Watch: Sendable {
+        private let result = Mutex<Bool?>(nil)
+
+        fileprivate func end(seen: Bool) { result.withLock { $0 = seen } }
+
+        /// Waits until the text showed (true) or the watch's time ran out (false).
+        public func seen() async throws -> Bool {
+            while true {
+                if let seen = result.withLock({ $0 }) { return seen }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
     }
 
     /// Waits until the program exited.

@@ -68,9 +68,11 @@ struct ClientTmuxTests {
         #expect(try await bob.waitFor("#general"))
         try bob.type("/join ops")
         try bob.press("Enter")
+        // The banner lasts 4 s: it is looked for from before it can show, on a thread that a busy test task does not hold up.
+        let banner = ada.watch(for: "bob (fatchat-bob): deploy done (in #ops)")
         try bob.type("deploy done")
         try bob.press("Enter")
-        #expect(try await ada.waitFor("bob (fatchat-bob): deploy done (in #ops)"), "\(ada.screen)")
+        #expect(try await banner.seen(), "\(ada.screen)")
         let opsLine = try ada.capture().split(separator: "\n").first { $0.hasPrefix("#ops") }
         #expect(opsLine.map { $0.split(separator: "│").first?.trimmingCharacters(in: .whitespaces).hasSuffix("1") ?? false } == true,
                 "the badge counts one unread: \(ada.screen)")

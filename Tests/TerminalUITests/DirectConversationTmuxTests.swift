@@ -39,13 +39,16 @@ struct DirectConversationTmuxTests {
         #expect(try await bob.waitFor("[#general]"), "\(bob.screen)")
         #expect(try await carol.waitFor("[#general]"), "\(carol.screen)")
 
+        // The banner lasts 4 s from when bob's client got the message, which may be long before the bot
+        // has ended: it is looked for from before the bot starts.
+        let banner = bob.watch(for: "direct message from \(Self.alice)", timeout: .seconds(120))
         let sent = try await Self.aliceBot(container, "{\"cmd\":\"msg\",\"to\":\"\(Self.bob)\",\"text\":\"the code is swordfish-4711\"}")
         #expect(!sent.lines.contains { $0.contains("\"type\":\"error\"") } && !sent.errorText.contains("error"), "\(sent.lines) \(sent.errorText)")
 
         let entry = "@\(Self.alice)"
         #expect(try await bob.waitFor(entry), "\(bob.screen)")
         #expect(Self.listRow(try bob.capture(), entry) == "\(entry) @1", "one unread, as a mention: \(bob.screen)")
-        #expect(try await bob.waitFor("direct message from \(Self.alice)"), "a banner: \(bob.screen)")
+        #expect(try await banner.seen(), "a banner: \(bob.screen)")
         #expect(!(try bob.capture().contains("swordfish")), "not shown before it is opened")
 
         // Alt-2: #general, then @alice.

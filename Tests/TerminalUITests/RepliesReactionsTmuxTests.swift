@@ -70,6 +70,9 @@ struct RepliesReactionsTmuxTests {
         #expect(try await bob.waitFor("second line"))
         try bob.press("Enter")
         #expect(try await bob.waitFor("<bob (fatchat-bob)> first line"))
+        // bob's line shows before it is written. ada's list counting it unread says it was, and reached her:
+        // /join then loads it below the marker, not as a live line that gets none.
+        #expect(try await ada.waitFor("#general       1│"), "\(ada.screen)")
 
         try send("/join general", in: ada)
         #expect(try await ada.waitFor("<bob (fatchat-bob)> first line"), "\(ada.screen)")
