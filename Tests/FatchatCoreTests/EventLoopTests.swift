@@ -44,11 +44,16 @@ import Testing
         var ticker: EventLoop.Registration?
         ticker = loop.schedule(after: .milliseconds(5), repeating: .milliseconds(5)) { [unowned loop] in
             count += 1
-            if count == 3, let ticker { loop.cancel(ticker) }
+            guard count == 3, let ticker else { return }
+            loop.cancel(ticker)
+            // Stop twenty periods after the cancel, not at a fixed time from the start: a tick that
+            // comes late on a loaded machine must not race the stop. A ticker that was not cancelled
+            // is due before the stop even if the thread stalls, and timers fire in deadline order.
+            loop.schedule(after: .milliseconds(100)) { [unowned loop] in loop.stop() }
         }
-        // Well after three periods: a timer that was not cancelled would have fired again.
-        loop.schedule(after: .milliseconds(200)) { [unowned loop] in loop.stop() }
+        let guardTimer = Guard(loop)
         try loop.run()
+        #expect(!guardTimer.fired)
         #expect(count == 3)
     }
 

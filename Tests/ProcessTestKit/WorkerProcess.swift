@@ -78,15 +78,17 @@ public final class WorkerProcess: Sendable {
     /// Everything written to stderr so far.
     public var errorText: String { errors.text }
 
-    /// Waits until at least `count` lines arrived, the worker ended, or the timeout passed.
+    /// Waits until at least `count` lines arrived, the worker ended and its output was read, or the timeout passed.
     public func waitForLines(_ count: Int, timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if output.lineCount >= count { return true }
-            if !process.isRunning { return output.lineCount >= count }
+            // An ended worker's last lines may still be in the pipe: done once it is read to its end.
+            if !process.isRunning && output.isFinished { return output.lineCount >= count }
             try? await Task.sleep(for: .milliseconds(5))
         }
-        return false
+        // A task that woke late, past the deadline, looks once more before giving up.
+        return output.lineCount >= count
     }
 
     /// Sends a signal to the worker.

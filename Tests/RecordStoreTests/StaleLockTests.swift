@@ -70,6 +70,8 @@ import Testing
         }
         let waited = Date().timeIntervalSince(began)
         #expect(error?.code == .badDatabase)
-        #expect(waited >= NetworkConnections.staleViewPatience && waited < NetworkConnections.staleViewPatience + 5)
+        // Roomy above for a loaded machine: without the patience limit "malformed" would be retried
+        // like a busy lock, until the 120 s busy deadline.
+        #expect(waited >= NetworkConnections.staleViewPatience && waited < NetworkConnections.staleViewPatience + 30)
     }
 }

@@ -62,8 +62,14 @@ struct PostgresSyncTests {
         try cluster.kill()
         let linesWhenKilled = senders.map(\.lines.count)
         try await Task.sleep(for: .seconds(2))
-        // The senders kept queueing into their outboxes while the server was gone.
-        #expect(zip(senders.map(\.lines.count), linesWhenKilled).contains { $0 > $1 } || senders.allSatisfy { $0.lines.count >= perSender })
+        // The senders kept queueing into their outboxes while the server was gone. Waited for, not
+        // judged after the sleep alone: on a loaded machine the next line can take a while.
+        func keptQueueing() -> Bool {
+            zip(senders.map(\.lines.count), linesWhenKilled).contains { $0 > $1 } || senders.allSatisfy { $0.lines.count >= perSender }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !keptQueueing(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(keptQueueing())
         try cluster.start()
 
         for sender in senders {

@@ -12,12 +12,15 @@ import Testing
         let now = Date()
         screen.handle(.typing(TypingNotice(user: bob, handle: "bob", channel: try ChannelName("ops"), at: now)))
         #expect(screen.state.status.typing.isEmpty, "typing in another channel is not shown here")
+        // The 5 s run from when the screen got the notice, by its own clock: somewhere between these two.
+        let before = Date()
         screen.handle(.typing(TypingNotice(user: bob, handle: "bob", channel: try ChannelName("general"), at: now)))
+        let after = Date()
         #expect(screen.state.status.typing == "bob is typing…")
         #expect(screen.render().lines[18].contains("bob is typing…"))
-        screen.tick(now: now + 4)
+        screen.tick(now: before + 4)
         #expect(screen.state.status.typing == "bob is typing…")
-        screen.tick(now: now + 5.5)
+        screen.tick(now: after + 5.5)
         #expect(screen.state.status.typing.isEmpty, "gone 5 s after the last notice")
         // Old news (a notice written long ago, seen at start) is not shown at all.
         screen.handle(.typing(TypingNotice(user: bob, handle: "bob", channel: try ChannelName("general"), at: now - 60)))
