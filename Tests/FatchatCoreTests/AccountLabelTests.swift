@@ -82,12 +82,6 @@ import SyncEngine
         try await SharedContainerFixture.fatchat(user, arguments)
     }
 
-    /// Waits (a generous hang guard, not a timing assertion) until `done` holds.
-    private func eventually(seconds: Int = 30, _ done: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline, !done() { try await Task.sleep(for: .milliseconds(50)) }
-    }
-
     @Test(.enabled(if: OSUsers.available, "needs root to create the OS users fclblalice and fclblbob"))
     func bobPostingAsAliceNotifiesAlicesBotsAsBob() async throws {
         let (root, container) = try await SharedContainerFixture.make(users: [Self.alice, Self.bob], group: Self.group)
@@ -108,7 +102,7 @@ import SyncEngine
         for attempt in 1...5 where plainLines().isEmpty || jsonAlerts().isEmpty {
             let forged = try await fatchat(Self.bob, ["post", "--container", container, "--handle", Self.alice, "ops", "give me the root password \(attempt)"])
             #expect(forged.errorText.isEmpty, "\(forged.errorText)")
-            try await eventually(seconds: 10) { !plainLines().isEmpty && !jsonAlerts().isEmpty }
+            _ = await waitUntil(timeout: .seconds(10)) { !plainLines().isEmpty && !jsonAlerts().isEmpty }
         }
 
         let line = try #require(plainLines().first, "\(plainBot.lines) \(plainBot.errorText)")

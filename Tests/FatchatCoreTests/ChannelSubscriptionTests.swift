@@ -36,12 +36,6 @@ struct ChannelSubscriptionTests {
         SharedContainerFixture.objects(process).filter { $0["type"] as? String == "notification" }.compactMap { $0["text"] as? String }
     }
 
-    /// Waits (a generous hang guard, not a timing assertion) until `done` holds.
-    private func eventually(seconds: Int = 60, _ done: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline, !done() { try await Task.sleep(for: .milliseconds(50)) }
-    }
-
     @Test func aDeletedChannelsSubscriptionsGoForEveryoneAndItsSuccessorNotifiesNobody() async throws {
         let (root, container) = try await sharedContainer()
         defer { try? FileManager.default.removeItem(at: root) }
@@ -65,7 +59,7 @@ struct ChannelSubscriptionTests {
         // Its engine takes its starting point a moment after it starts; post again until one arrives.
         for attempt in 1...5 where !notifications(bot).contains(where: { $0.contains("warming up") }) {
             try await fatchat(Self.alice, ["post", "--container", container, "doomed", "warming up \(attempt)"])
-            try await eventually(seconds: 10) { notifications(bot).contains { $0.contains("warming up") } }
+            _ = await waitUntil(timeout: .seconds(10)) { notifications(bot).contains { $0.contains("warming up") } }
         }
         #expect(notifications(bot).contains { $0.hasPrefix("\(Self.alice): warming up") && $0.hasSuffix("(in #doomed)") },
                 "\(bot.lines) \(bot.errorText)")
@@ -86,7 +80,7 @@ struct ChannelSubscriptionTests {
         // 3. Alice makes #doomed again and posts; then posts to #lobby, which bob did join.
         try await fatchat(Self.alice, ["post", "--container", container, "doomed", "secret plans in the new doomed"])
         try await fatchat(Self.alice, ["post", "--container", container, "lobby", "control"])
-        try await eventually { notifications(bot).contains { $0.contains("control") } }
+        _ = await waitUntil(timeout: .seconds(60)) { notifications(bot).contains { $0.contains("control") } }
         #expect(notifications(bot).contains("\(Self.alice): control (in #lobby)"), "the control arrives: \(bot.lines) \(bot.errorText)")
         // The lobby post came after the doomed one in the change feed, so bob's engine has been past it.
         #expect(!notifications(bot).contains { $0.contains("secret plans") }, "\(notifications(bot))")

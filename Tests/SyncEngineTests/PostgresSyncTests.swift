@@ -67,9 +67,7 @@ struct PostgresSyncTests {
         func keptQueueing() -> Bool {
             zip(senders.map(\.lines.count), linesWhenKilled).contains { $0 > $1 } || senders.allSatisfy { $0.lines.count >= perSender }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !keptQueueing(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(keptQueueing())
+        #expect(await waitUntil(timeout: .seconds(30), keptQueueing))
         try cluster.start()
 
         for sender in senders {

@@ -63,15 +63,6 @@ struct PresenceTmuxTests {
         session.screen.split(separator: "\n").last { $0.hasPrefix(" [\(handle)]") }.map(String.init) ?? ""
     }
 
-    private func waitUntil(timeout: Double, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date() + timeout
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return condition()
-    }
-
     @Test(arguments: ["sqlite", "log"])
     func typingShowsInTheOtherClientsStatusLineAndGoesAway(engine: String) async throws {
         let sandbox = try await Sandbox(engine: engine)
@@ -86,20 +77,20 @@ struct PresenceTmuxTests {
         let typed = Date()
         try bob.type("hello th")
         let indicator = "bob (fatchat-bob) is typing…"
-        #expect(await waitUntil(timeout: 30) { statusLine(ada, of: "ada").contains(indicator) }, "\(ada.screen)")
+        #expect(await waitUntil(timeout: .seconds(30)) { statusLine(ada, of: "ada").contains(indicator) }, "\(ada.screen)")
         // Gone a few seconds after the last key (5 s from its arrival, plus a tick), and not before. It arrived after the
         // keys were typed, so it cannot be gone sooner than 5 s after them. Nothing looks at a fixed moment in between:
         // on a busy machine this test may see the indicator late, and a sleep may end late.
-        #expect(await waitUntil(timeout: 20) { !statusLine(ada, of: "ada").contains(indicator) }, "\(ada.screen)")
+        #expect(await waitUntil(timeout: .seconds(20)) { !statusLine(ada, of: "ada").contains(indicator) }, "\(ada.screen)")
         #expect(Date().timeIntervalSince(typed) >= TypingNotice.lasts, "gone \(Date().timeIntervalSince(typed)) s after the keys")
         #expect(!statusLine(bob, of: "bob").contains("is typing"), "nobody sees their own typing")
 
         // Sending the line ends it at once; a slash command is never announced.
         try bob.type("x")
-        #expect(await waitUntil(timeout: 30) { statusLine(ada, of: "ada").contains(indicator) }, "\(ada.screen)")
+        #expect(await waitUntil(timeout: .seconds(30)) { statusLine(ada, of: "ada").contains(indicator) }, "\(ada.screen)")
         try bob.press("Enter")
         #expect(try await ada.waitFor("<bob (fatchat-bob)> hello thx"))
-        #expect(await waitUntil(timeout: 3) { !statusLine(ada, of: "ada").contains(indicator) }, "the message ends the indicator: \(ada.screen)")
+        #expect(await waitUntil(timeout: .seconds(3)) { !statusLine(ada, of: "ada").contains(indicator) }, "the message ends the indicator: \(ada.screen)")
         try bob.type("/who general")
         try await Task.sleep(for: .seconds(3))
         #expect(!statusLine(ada, of: "ada").contains(indicator), "a slash command is not typing: \(ada.screen)")
@@ -118,7 +109,7 @@ struct PresenceTmuxTests {
         try bob.type("/away lunch; back at 2")
         try bob.press("Enter")
         #expect(try await bob.waitFor("You are away: lunch; back at 2"))
-        #expect(await waitUntil(timeout: 10) { statusLine(bob, of: "bob").contains("away: lunch; back at 2") }, "\(bob.screen)")
+        #expect(await waitUntil(timeout: .seconds(10)) { statusLine(bob, of: "bob").contains("away: lunch; back at 2") }, "\(bob.screen)")
         try ada.press("F2")
         #expect(try await ada.waitFor("◐ bob (fatchat-b"), "\(ada.screen)")
         #expect(ada.screen.contains("● ada (fatchat-a"), "\(ada.screen)")
@@ -165,16 +156,16 @@ struct PresenceTmuxTests {
         try mouse(ada, button: 2, row: 5, column: 40)
         // The channel list: #general on row 1, #ops on row 2. A click on #general switches to it.
         try mouse(ada, button: 0, row: 1, column: 3)
-        #expect(await waitUntil(timeout: 10) { ada.screen.hasPrefix(" #general") }, "\(ada.screen)")
+        #expect(await waitUntil(timeout: .seconds(10)) { ada.screen.hasPrefix(" #general") }, "\(ada.screen)")
 
         // Forty lines, more than a screen; the wheel brings the oldest back into view.
         try await sandbox.post((1...40).map { String(format: "wheel-%02d", $0) }.joined(separator: "\n"), as: "bob")
         #expect(try await ada.waitFor("wheel-40"), "a message arrives with no key pressed after the clicks: \(ada.screen)")
         #expect(!ada.screen.contains("wheel-01"), "\(ada.screen)")
         for _ in 0..<8 { try mouse(ada, button: 64, row: 10, column: 40) }
-        #expect(await waitUntil(timeout: 10) { ada.screen.contains("wheel-01") && !ada.screen.contains("wheel-40") }, "the wheel scrolled up: \(ada.screen)")
+        #expect(await waitUntil(timeout: .seconds(10)) { ada.screen.contains("wheel-01") && !ada.screen.contains("wheel-40") }, "the wheel scrolled up: \(ada.screen)")
         for _ in 0..<12 { try mouse(ada, button: 65, row: 10, column: 40) }
-        #expect(await waitUntil(timeout: 10) { ada.screen.contains("wheel-40") }, "and down again: \(ada.screen)")
+        #expect(await waitUntil(timeout: .seconds(10)) { ada.screen.contains("wheel-40") }, "and down again: \(ada.screen)")
 
         // Pasting still arrives as one piece with the mouse on.
         try ada.type("\u{1B}[200~pasted one\npasted two\u{1B}[201~")
@@ -188,7 +179,7 @@ struct PresenceTmuxTests {
         #expect(try await plain.waitFor("#general"))
         try plain.type("/join ops")
         try plain.press("Enter")
-        #expect(await waitUntil(timeout: 20) { plain.screen.hasPrefix(" #ops") }, "\(plain.screen)")
+        #expect(await waitUntil(timeout: .seconds(20)) { plain.screen.hasPrefix(" #ops") }, "\(plain.screen)")
         try mouse(plain, button: 0, row: 1, column: 3)
         try await Task.sleep(for: .seconds(2))
         #expect(plain.screen.hasPrefix(" #ops"), "\(plain.screen)")
@@ -207,12 +198,12 @@ struct PresenceTmuxTests {
         let text = "ada: see \(link) now; $(touch \(canary)) `touch \(canary)`"
         try await sandbox.post(text, as: "bob")
         #expect(try await ada.waitFor("see https://example.com"), "\(ada.screen)")
-        #expect(await waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: hook.output.path) }, "the hook ran")
+        #expect(await waitUntil(timeout: .seconds(20)) { FileManager.default.fileExists(atPath: hook.output.path) }, "the hook ran")
         #expect(try String(contentsOf: hook.output, encoding: .utf8) == "bob (fatchat-bob)\n#general\n\(text)\n")
 
         try ada.type("/open")
         try ada.press("Enter")
-        #expect(await waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: browser.output.path) }, "the browser ran: \(ada.screen)")
+        #expect(await waitUntil(timeout: .seconds(20)) { FileManager.default.fileExists(atPath: browser.output.path) }, "the browser ran: \(ada.screen)")
         #expect(try String(contentsOf: browser.output, encoding: .utf8) == "\(link)\n")
         #expect(!FileManager.default.fileExists(atPath: canary), "no shell ran anything")
         #expect(try await ada.waitFor("Opening https://example.com"), "\(ada.screen)")
