@@ -64,6 +64,41 @@ import Testing
         #expect(try decode(json, keys: []) == [:])
     }
 
+    /// A filtered parse steps over the members it leaves out without building them, so it has a reader of its
+    /// own; it must refuse exactly the texts the whole parse refuses, and keep exactly the members it would.
+    @Test func aFilteredParseRefusesAndKeepsExactlyWhatTheWholeParseDoes() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FuzzCorpus/stored-fields")
+        let found = try FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil)
+            .map { String(decoding: try Data(contentsOf: $0), as: UTF8.self) }
+        // Damage and awkward spellings inside the members a filter leaves out.
+        let made = [
+            #"{"a":{"t":"s","v":"x"},"skip":{"t":"s","v":"é \"q\" \\ \u00e9 \ud83c\udf55"}}"#,
+            #"{"a":{"t":"s","v":"x"},"skip":[1,-0.5e+3,true,false,null,{"n":[[]]},"s"]}"#,
+            #"{"skip":{"t":"s","v":"\ud800"},"a":{"t":"s","v":"x"}}"#,
+            #"{"skip":{"t":"s","v":"\q"},"a":{"t":"s","v":"x"}}"#,
+            "{\"skip\":\"tab\there\",\"a\":1}",
+            #"{"skip":01,"a":{"t":"s","v":"x"}}"#, #"{"skip":1.,"a":1}"#, #"{"skip":-,"a":1}"#, #"{"skip":1e,"a":1}"#,
+            #"{"skip":tru,"a":1}"#, #"{"skip":[1,],"a":1}"#, #"{"skip":{"k" 1},"a":1}"#, #"{"skip":{"k":1,},"a":1}"#,
+            #"{"skip":"unterminated}"#, #"{"skip":[1"#, #"{"skip":{"#, #"{"skip":"\u12"}"#,
+            String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
+            #"{"a":1,"skip":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}",
+            #"{"a":1,"skip":"# + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}",
+        ]
+        #expect(found.count > 100, "the corpus was not found at \(corpus.path)")
+        for text in found + made {
+            let whole = try? StoredJSON.parse(text)
+            for keys in [Set<String>(), ["a", "e", "t", "v"]] {
+                let filtered = try? StoredJSON.parse(text, keeping: keys)
+                #expect((whole == nil) == (filtered == nil), "\(keys) \(text.debugDescription.prefix(200))")
+                guard let whole, let filtered else { continue }
+                var expected = whole
+                if case .object(let members) = whole { expected = .object(members.filter { keys.contains($0.key) }) }
+                #expect(String(describing: filtered) == String(describing: expected), "\(keys) \(text.debugDescription.prefix(200))")
+            }
+        }
+    }
+
     @Test(arguments: [
         ("", "not valid JSON"), ("not json", "not valid JSON"), ("[]", "not valid JSON"),
         (#"{"a":{"t":"s","v":"x"}} x"#, "not valid JSON"), (#"{"a":{"t":"s","v":"x}}"#, "not valid JSON"),

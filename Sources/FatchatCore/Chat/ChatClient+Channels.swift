@@ -9,13 +9,13 @@ extension ChatClient {
     }
 
     /// Every channel in `container`'s public database, oldest first, without starting a client
-    /// (shell completion lists them this way).
+    /// (shell completion lists them this way). Only the fields a `Channel` holds are read.
     public static func channels(in container: Container) throws -> [Channel] {
         var channels: [Channel] = []
         var cursor: QueryCursor?
         let query = Query(recordType: ChatSchema.channelType, sortDescriptors: [try QuerySortDescriptor(key: "creationDate")])
         repeat {
-            let page = try container.publicDatabase.records(matching: query, resultsLimit: 1000, cursor: cursor)
+            let page = try container.publicDatabase.records(matching: query, desiredKeys: Channel.fieldKeys, resultsLimit: 1000, cursor: cursor)
             channels += page.records.compactMap(Channel.init)
             cursor = page.cursor
         } while cursor != nil

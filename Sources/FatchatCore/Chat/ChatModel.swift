@@ -76,6 +76,9 @@ public struct Channel: Hashable, Sendable {
         self.id = ChannelID(recordID)
     }
 
+    /// The fields of a channel's record that `init(_:)` reads.
+    static let fieldKeys = ["name", "topic"]
+
     init?(_ record: Record) {
         guard record.recordType == ChatSchema.channelType,
               let raw = record["name"]?.stringValue, let name = try? ChannelName(raw) else { return nil }

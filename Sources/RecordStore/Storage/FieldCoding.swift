@@ -172,14 +172,13 @@ enum FieldCoding {
     }
 
     private static func decode(_ json: String, zone: ZoneID, source: Source, keys: Set<String>?) throws -> [String: FieldValue] {
-        guard let parsed = try? StoredJSON.parse(json), case .object(let members) = parsed else {
+        guard let parsed = try? StoredJSON.parse(json, keeping: keys), case .object(let members) = parsed else {
             throw StoreError(.badDatabase, "A stored record's fields are not valid JSON; the database may be damaged.")
         }
         var fields: [String: FieldValue] = [:]
         fields.reserveCapacity(members.count)
         for member in members {
             let key = member.key, field = member.value
-            if let keys, !keys.contains(key) { continue }
             guard case .string(let tag) = field["t"] else {
                 throw StoreError(.badDatabase, "Stored field '\(key)' has no type; the database may be damaged.")
             }

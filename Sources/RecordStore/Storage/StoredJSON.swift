@@ -25,11 +25,15 @@ enum StoredJSON {
     struct SyntaxError: Error {}
 
     /// Parses `text`, which must hold one JSON value and nothing else but whitespace.
-    static func parse(_ text: String) throws -> StoredJSON {
+    ///
+    /// With `keys`, an object's members under any other key are checked but not built, and left out:
+    /// a query that asked for some fields pays only for those, and the text is refused exactly when
+    /// the whole of it would be.
+    static func parse(_ text: String, keeping keys: Set<String>? = nil) throws -> StoredJSON {
         var text = text
         return try text.withUTF8 { bytes in
             var parser = Parser(bytes: bytes)
-            let value = try parser.value(depth: 0)
+            let value = try parser.value(depth: 0, keeping: keys)
             parser.skipWhitespace()
             guard parser.index == bytes.count else { throw SyntaxError() }
             return value
@@ -98,13 +102,14 @@ extension StoredJSON {
             return value
         }
 
-        mutating func value(depth: Int) throws -> StoredJSON {
+        /// Reads one value; `keys`, when this value is an object, are the members to build (`nil`: all).
+        mutating func value(depth: Int, keeping keys: Set<String>? = nil) throws -> StoredJSON {
             guard depth < Self.maximumDepth else { throw SyntaxError() }
             skipWhitespace()
             guard index < bytes.count else { throw SyntaxError() }
             switch bytes[index] {
-            case UInt8(ascii: "{"): return try object(depth: depth)
-            case UInt8(ascii: "["): return try array(depth: depth)
+            case UInt8(ascii: "{"): return try object(depth: depth, keeping: keys)
+            case UInt8(ascii: "["): return try array(depth: depth, building: true)
             case UInt8(ascii: "\""): return .string(try string())
             case UInt8(ascii: "t"): return try literal("true", .bool(true))
             case UInt8(ascii: "f"): return try literal("false", .bool(false))
@@ -113,7 +118,22 @@ extension StoredJSON {
             }
         }
 
-        private mutating func object(depth: Int) throws -> StoredJSON {
+        /// Steps over one value, refusing what `value` would refuse, without building it.
+        private mutating func skip(depth: Int) throws {
+            guard depth < Self.maximumDepth else { throw SyntaxError() }
+            skipWhitespace()
+            guard index < bytes.count else { throw SyntaxError() }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): _ = try object(depth: depth, keeping: [])
+            case UInt8(ascii: "["): _ = try array(depth: depth, building: false)
+            case UInt8(ascii: "\""): try skipString()
+            case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"): _ = try value(depth: depth)
+            default: _ = try numberSyntax()
+            }
+        }
+
+        /// An object's members under `keys` (`nil`: all); the others are stepped over.
+        private mutating func object(depth: Int, keeping keys: Set<String>?) throws -> StoredJSON {
             index += 1
             var members: [Member] = []
             skipWhitespace()
@@ -127,7 +147,11 @@ extension StoredJSON {
                 let key = try string()
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"))
-                members.append(Member(key: key, value: try value(depth: depth + 1)))
+                if keys?.contains(key) ?? true {
+                    members.append(Member(key: key, value: try value(depth: depth + 1)))
+                } else {
+                    try skip(depth: depth + 1)
+                }
                 skipWhitespace()
                 guard index < bytes.count else { throw SyntaxError() }
                 let next = bytes[index]
@@ -137,7 +161,8 @@ extension StoredJSON {
             }
         }
 
-        private mutating func array(depth: Int) throws -> StoredJSON {
+        /// An array; when not `building`, its elements are stepped over and it reads as empty.
+        private mutating func array(depth: Int, building: Bool) throws -> StoredJSON {
             index += 1
             var elements: [StoredJSON] = []
             skipWhitespace()
@@ -146,7 +171,7 @@ extension StoredJSON {
                 return .array(elements)
             }
             while true {
-                elements.append(try value(depth: depth + 1))
+                if building { elements.append(try value(depth: depth + 1)) } else { try skip(depth: depth + 1) }
                 skipWhitespace()
                 guard index < bytes.count else { throw SyntaxError() }
                 let next = bytes[index]
@@ -156,21 +181,40 @@ extension StoredJSON {
             }
         }
 
+        /// Moves over the bytes of a string that need no unescaping: true when it stopped at the closing quote,
+        /// false at a backslash or the end of the text.
+        private mutating func scanPlain() throws -> Bool {
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") { return true }
+                if byte == UInt8(ascii: "\\") { return false }
+                guard byte >= 0x20 else { throw SyntaxError() }
+                index += 1
+            }
+            return false
+        }
+
+        /// Steps over a string whose opening quote is at `index`; one with escapes is read whole, to check them.
+        private mutating func skipString() throws {
+            let opening = index
+            index += 1
+            if try scanPlain() {
+                index += 1
+                return
+            }
+            index = opening
+            _ = try string()
+        }
+
         /// Reads a string whose opening quote is at `index`.
         private mutating func string() throws -> String {
             index += 1
             let start = index
             // Fast path: no escapes, so the text is the bytes between the quotes.
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                    index += 1
-                    return text
-                }
-                if byte == UInt8(ascii: "\\") { break }
-                guard byte >= 0x20 else { throw SyntaxError() }
+            if try scanPlain() {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                 index += 1
+                return text
             }
             var scalars = Array(bytes[start..<index])
             while index < bytes.count {
@@ -238,6 +282,16 @@ extension StoredJSON {
 
         /// Reads a number: an integer literal that fits Int64 stays an integer, anything else is a Double.
         private mutating func number() throws -> StoredJSON {
+            let (start, isInteger) = try numberSyntax()
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            if isInteger, let i = Int64(text) { return .integer(i) }
+            guard let d = Double(text) else { throw SyntaxError() }
+            return .real(d)
+        }
+
+        /// Moves over a number's text, checking it against JSON's grammar: where it began, and whether it has
+        /// neither a fraction nor an exponent.
+        private mutating func numberSyntax() throws -> (start: Int, isInteger: Bool) {
             let start = index
             if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
             let digitsStart = index
@@ -256,10 +310,7 @@ extension StoredJSON {
                 if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
                 try digits()
             }
-            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-            if isInteger, let i = Int64(text) { return .integer(i) }
-            guard let d = Double(text) else { throw SyntaxError() }
-            return .real(d)
+            return (start, isInteger)
         }
 
         private mutating func digits() throws {
