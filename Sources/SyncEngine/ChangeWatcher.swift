@@ -44,19 +44,28 @@ final class ChangeWatcher: Sendable {
     }
 
     /// Waits up to `timeout` seconds.
+    ///
+    /// Called on every wake-up of every client, so it allocates nothing: the descriptors and the buffer
+    /// the events are read into (and dropped; only their arrival counts) live on the stack.
     func wait(timeout: Double) -> Wake {
-        var fds = [pollfd(fd: wakePipe.readDescriptor, events: Int16(POLLIN), revents: 0)]
-        if inotify >= 0 { fds.append(pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)) }
+        var fds = (pollfd(fd: wakePipe.readDescriptor, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: inotify, events: Int16(POLLIN), revents: 0))
         let milliseconds = Int32(max(0, min(timeout * 1000, Double(Int32.max))))
-        let ready = poll(&fds, nfds_t(fds.count), milliseconds)
-        guard ready > 0 else { return .timeout }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        if fds[0].revents != 0 {
-            wakePipe.drain()
-            if fds.count > 1, fds[1].revents != 0 { while read(inotify, &buffer, buffer.count) > 0 {} }
-            return .woken
+        let ready = withUnsafeMutableBytes(of: &fds) { raw in
+            poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), inotify >= 0 ? 2 : 1, milliseconds)
         }
-        while read(inotify, &buffer, buffer.count) > 0 {}
-        return .filesystem
+        guard ready > 0 else { return .timeout }
+        let woken = fds.0.revents != 0
+        if woken { wakePipe.drain() }
+        if !woken || fds.1.revents != 0 { drainEvents() }
+        return woken ? .woken : .filesystem
+    }
+
+    /// Reads the waiting inotify events, to drop them.
+    private func drainEvents() {
+        guard inotify >= 0 else { return }
+        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
+            while read(inotify, buffer.baseAddress, buffer.count) > 0 {}
+        }
     }
 }

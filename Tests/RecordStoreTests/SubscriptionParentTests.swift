@@ -152,6 +152,28 @@ import Testing
         #expect(try bob.allSubscriptions().isEmpty)
     }
 
+    /// Rows are decoded once and kept by their exact text, since every engine reads them every second; a row
+    /// someone rewrote in the file is read as it is now, and one that no longer decodes is skipped.
+    @Test func aSubscriptionRowRewrittenInTheFileIsReadAsItIsNow() throws {
+        let kept = try channel("kept")
+        let first = try subscription(to: kept)
+        try bob.save(first)
+        #expect(try bob.allSubscriptions() == [first])
+
+        let rewritten = Subscription(subscriptionID: first.subscriptionID, recordType: "Note", options: [.firesOnRecordCreation])
+        let queue = try DatabaseQueue(path: directory.path("container").appendingPathComponent("public.sqlite").path)
+        func setBody(_ body: String) throws {
+            try queue.write { try $0.execute(sql: "UPDATE subscription SET body = ? WHERE id = ?", arguments: [body, first.subscriptionID]) }
+        }
+        try setBody(String(decoding: try JSONEncoder().encode(rewritten), as: UTF8.self))
+        #expect(try bob.allSubscriptions() == [rewritten])
+        try setBody("garbage{{")
+        #expect(try bob.allSubscriptions().isEmpty)
+        try setBody(String(decoding: try JSONEncoder().encode(first), as: UTF8.self))
+        #expect(try bob.allSubscriptions().map(\.subscriptionID) == [first.subscriptionID])
+        try queue.close()
+    }
+
     @Test func aParentThatDoesNotDecodeTakesNoSubscriptionWithIt() throws {
         let kept = try channel("kept")
         try bob.save(try subscription(to: kept))

@@ -37,9 +37,24 @@ extension RecordDatabase {
         let stored = try storage.read { try $0.subscriptionBodies(owner: owner) }
         return try stored.compactMap { row in
             try StoredColumns.skippingDamage {
-                try Subscription(storedID: row.id, body: row.body, owner: owner)
+                try decoded(StoredSubscription(owner: owner, id: row.id, body: row.body))
             }
         }
+    }
+
+    /// A subscription row decoded, or as it was decoded before from the very same row.
+    ///
+    /// Every running engine reads its owner's subscriptions every second, and decoding one costs far more
+    /// than reading it. A row that does not decode is not kept, so it is refused each time it is read.
+    private func decoded(_ row: StoredSubscription) throws -> Subscription {
+        if let known = decodedSubscriptions.withLock({ $0[row] }) { return known }
+        let subscription = try Subscription(storedID: row.id, body: row.body, owner: row.owner)
+        decodedSubscriptions.withLock { memo in
+            // A user has a handful; many more means they are churning, and the memo starts again.
+            if memo.count >= 256 { memo.removeAll() }
+            memo[row] = subscription
+        }
+        return subscription
     }
 
     /// Deletes one of the current user's subscriptions; `unknownItem` if they have none with that ID.
@@ -75,4 +90,11 @@ extension RecordDatabase {
             }
         }
     }
+}
+
+/// One row of the subscription table, as read: what a decoded subscription is kept under.
+struct StoredSubscription: Hashable, Sendable {
+    let owner: String
+    let id: String
+    let body: String
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A public or private database of a container, with CloudKit's operations.
 public final class RecordDatabase: Sendable {
@@ -17,6 +18,8 @@ public final class RecordDatabase: Sendable {
     let historyLimit: Int
     /// The keys that sign every record this database saves; the public database of a container has them.
     let signer: IdentityKeys?
+    /// Subscriptions decoded before, by the exact row they were decoded from (`allSubscriptions`).
+    let decodedSubscriptions = Mutex<[StoredSubscription: Subscription]>([:])
 
     init(scope: Scope, storage: any RecordStorage, assets: AssetStore, user: UserIdentity, historyLimit: Int, signer: IdentityKeys? = nil) {
         self.scope = scope

@@ -8,9 +8,13 @@ public enum OnAllCores {
     /// Fewer items than this per worker are done on the caller's thread: waking a worker costs more.
     static let itemsPerWorker = 8
 
+    /// The cores this process may run on, read once: Foundation reads them from the kernel on every ask,
+    /// which cost a save of one record (a receiver's token, a post) tens of microseconds.
+    static let cores = ProcessInfo.processInfo.activeProcessorCount
+
     /// `transform` of each item, in order. `transform` must be safe to call from several threads at once.
     static func map<Item: Sendable, Result: Sendable>(_ items: [Item], _ transform: @Sendable (Item) -> Result) -> [Result] {
-        let workers = min(ProcessInfo.processInfo.activeProcessorCount, items.count / itemsPerWorker)
+        let workers = min(cores, items.count / itemsPerWorker)
         guard workers > 1 else { return items.map(transform) }
         let results = Mutex<[Int: Result]>([:])
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
