@@ -45,8 +45,8 @@ final class ChangeWatcher: Sendable {
 
     /// Waits up to `timeout` seconds.
     ///
-    /// Called on every wake-up of every client, so it allocates nothing: the descriptors and the buffer
-    /// the events are read into (and dropped; only their arrival counts) live on the stack.
+    /// Called on every wake-up of every client, so a filesystem event allocates nothing: the descriptors
+    /// and the buffer its events are read into (and dropped; only their arrival counts) live on the stack.
     func wait(timeout: Double) -> Wake {
         var fds = (pollfd(fd: wakePipe.readDescriptor, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: inotify, events: Int16(POLLIN), revents: 0))

@@ -64,8 +64,8 @@ import Testing
         #expect(try decode(json, keys: []) == [:])
     }
 
-    /// A filtered parse steps over the members it leaves out without building them, so it has a reader of its
-    /// own; it must refuse exactly the texts the whole parse refuses, and keep exactly the members it would.
+    /// A filtered parse steps over the members it leaves out without building them, on a path of its own;
+    /// it must refuse exactly the texts the whole parse refuses, and keep exactly the members it would.
     @Test func aFilteredParseRefusesAndKeepsExactlyWhatTheWholeParseDoes() throws {
         let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FuzzCorpus/stored-fields")
