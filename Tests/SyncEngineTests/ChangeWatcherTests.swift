@@ -1,0 +1,72 @@
+import Foundation
+import RecordStore
+import Synchronization
+import Testing
+@testable import SyncEngine
+
+@Suite struct ChangeWatcherTests {
+    /// A message's commit writes its pages to the WAL one at a time, each an inotify event; the
+    /// watcher waits for them to stop, so that the loop looks once per commit, not once per page.
+    @Test func eachCommitWakesTheWatcherAboutOnce() throws {
+        let dir = try TemporaryDirectory()
+        let writer = try dir.container(user: "writer")
+        let watcher = try ChangeWatcher(directory: writer.url, useInotify: true)
+        try #require(watcher.seesFilesystemEvents)
+        let commits = 20
+        let done = Atomic<Bool>(false)
+        let thread = Thread {
+            for k in 0..<commits {
+                usleep(30_000)
+                var message = Record(recordType: "Message", recordID: RecordID(recordName: "m\(k)"))
+                message["text"] = .string("message \(k), long enough to fill a few pages of the full-text index")
+                _ = try? writer.publicDatabase.save(message)
+            }
+            done.store(true, ordering: .sequentiallyConsistent)
+        }
+        thread.start()
+        var wakes = 0
+        waiting: while true {
+            switch watcher.wait(timeout: 0.2) {
+            case .filesystem: wakes += 1
+            case .timeout where done.load(ordering: .sequentiallyConsistent): break waiting
+            case .timeout, .woken: continue
+            }
+        }
+        let ids = (0..<commits).map { RecordID(recordName: "m\($0)") }
+        let saved = try writer.publicDatabase.records(for: ids).values.filter { (try? $0.get()) != nil }.count
+        #expect(saved == commits)
+        // Waking for each page was four to six wake-ups a commit; a writer put off the CPU in mid-commit may cost one more.
+        #expect(wakes >= 1 && wakes <= commits * 2, "\(wakes) wake-ups for \(commits) commits")
+    }
+
+    /// However busy the directory, `wait` comes back within its settling limit: a member who writes without pause cannot stall the feed.
+    @Test func aWriterWhoNeverPausesCannotHoldTheWatcherBack() throws {
+        let dir = try TemporaryDirectory()
+        let watcher = try ChangeWatcher(directory: dir.url, useInotify: true)
+        try #require(watcher.seesFilesystemEvents)
+        let stop = Atomic<Bool>(false)
+        let finished = DispatchSemaphore(value: 0)
+        let noise = dir.path("noise").path
+        let thread = Thread {
+            let fd = open(noise, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            var byte: UInt8 = 0
+            // Three seconds at most, so that a watcher that waits for quiet without a limit fails rather than hangs.
+            let end = Date().addingTimeInterval(3)
+            while !stop.load(ordering: .sequentiallyConsistent), Date() < end {
+                _ = write(fd, &byte, 1)
+            }
+            close(fd)
+            finished.signal()
+        }
+        thread.start()
+        defer {
+            stop.store(true, ordering: .sequentiallyConsistent)
+            finished.wait()
+        }
+        let start = Date()
+        let wake = watcher.wait(timeout: 10)
+        let took = Date().timeIntervalSince(start)
+        #expect(wake == .filesystem)
+        #expect(took < 0.5, "wait returned after \(took) s while the writes went on")
+    }
+}
