@@ -88,9 +88,14 @@ import Testing
         #expect(!pasted.contains("<me> pasted two"))
 
         try tmux.run(["send-keys", "-t", tmux.session, "q"])
-        let after = try tmux.waitFor { $0.contains("icanon") }
+        func lines(_ screen: String) -> [String] { screen.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } }
+        // grep prints a line at a time, and `stty -a` names icanon before echo: wait for both lines.
+        let after = try tmux.waitFor { screen in
+            let shown = lines(screen)
+            return (shown.contains("icanon") || shown.contains("-icanon")) && (shown.contains("echo") || shown.contains("-echo"))
+        }
         #expect(after.contains("EXIT=0"))
-        let modes = after.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let modes = lines(after)
         #expect(modes.contains("echo"))
         #expect(modes.contains("icanon"))
         #expect(!after.contains("<alice> Hello everyone"))   // the full-screen frame is gone
