@@ -11,33 +11,45 @@ extension SyncEngine {
         return try? ChangeToken(data: data)
     }
 
-    /// Saves the token at most once a second while changes stream in; `force` saves now.
-    /// A crash between saves re-delivers at most a second of events, which delivery
-    /// at least once allows; receivers no longer pay a private-database commit per message.
-    func saveTokenThrottled(_ token: ChangeToken, force: Bool = false) throws {
+    /// Notes `token` as delivered; saves it once the oldest delivery not saved is `tokenSaveDelay` old.
+    ///
+    /// A save is a private-database write of about 400 k instructions, more than a
+    /// delivery's fetch (BENCHMARKS.md, ninth round), so it is not paid per message.
+    func saveTokenThrottled(_ token: ChangeToken) throws {
         let due = fetchState.withLock { state in
             state.unsaved = token
-            guard force || Date().timeIntervalSince(state.lastSave) >= 1 else { return false }
-            state.lastSave = Date()
-            state.unsaved = nil
-            return true
+            if state.unsavedSince == nil { state.unsavedSince = Date() }
+            return state.tokenSaveDue(Date(), delay: configuration.tokenSaveDelay) == 0
         }
-        if due { try saveToken(token) }
+        if due { try saveHeldToken() }
     }
 
-    /// Saves a token that the throttle held back; called when the loop idles or stops.
-    func flushToken() {
+    /// Seconds until the held-back position is due to be saved; `nil` when none is held back.
+    func tokenSaveDue() -> Double? {
+        fetchState.withLock { $0.tokenSaveDue(Date(), delay: configuration.tokenSaveDelay) }
+    }
+
+    /// Saves the position that the throttle held back, if any.
+    private func saveHeldToken() throws {
         let pending = fetchState.withLock { state -> ChangeToken? in
-            defer { state.unsaved = nil; state.lastSave = Date() }
+            defer { state.unsaved = nil; state.unsavedSince = nil }
             return state.unsaved
         }
-        if let pending { try? saveToken(pending) }
+        if let pending { try saveToken(pending) }
     }
 
-    /// The owner's subscriptions, reloaded at most once a second (another terminal may have joined a channel); orphans are dropped.
+    /// `saveHeldToken`, for when the loop idles or stops, where a failure has no one to tell.
+    func flushToken() {
+        try? saveHeldToken()
+    }
+
+    /// The owner's subscriptions, read again once `subscriptionRefresh` has passed; orphans are dropped.
+    ///
+    /// A read costs more than a delivery's fetch, so it is not paid per message: within that
+    /// time, only this process's own changes and a skipped stretch of the feed reload them.
     func currentSubscriptions() throws -> [Subscription] {
         if let cached = fetchState.withLock({ state in
-            state.subscriptionsLoaded.map { Date().timeIntervalSince($0) < 1 } == true ? state.subscriptions : nil
+            state.subscriptionsLoaded.map { Date().timeIntervalSince($0) < configuration.subscriptionRefresh } == true ? state.subscriptions : nil
         }) { return cached }
         let loaded = try container.publicDatabase.liveSubscriptions()
         fetchState.withLock { state in
@@ -108,10 +120,10 @@ extension SyncEngine {
                 reportStatus(online: false, reason: Self.reason(error), recount: false)
             }
             if !isRunning { break }
-            // Quiet after a burst: save what the token throttle held back, after a short wait for more.
-            let flushDue = !needsFetch && fetchState.withLock { $0.unsaved != nil }
-            wake = watcher.wait(timeout: recheck.delay ?? (needsFetch || flushDue ? min(pollInterval, 1) : pollInterval))
-            if wake == .timeout, flushDue, recheck.delay == nil { flushToken() }
+            let look = recheck.delay ?? (needsFetch ? min(pollInterval, 1) : pollInterval)
+            wake = watcher.wait(timeout: min(look, tokenSaveDue() ?? look))
+            // Quiet after deliveries: the position they reached is saved once it is due.
+            if tokenSaveDue() == 0 { flushToken() }
         }
         flushToken()
     }

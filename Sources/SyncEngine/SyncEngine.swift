@@ -33,6 +33,13 @@ public final class SyncEngine: Sendable {
         public var maximumBackoff = 5.0
         /// The formats that localized alerts are rendered with.
         public var alertStrings = AlertStrings()
+        /// How long the position of a delivery may wait unsaved; what follows it is saved with it.
+        /// A crash re-delivers at most these seconds of events, which delivery at least once allows;
+        /// a stop saves at once.
+        public var tokenSaveDelay = 5.0
+        /// How long the owner's subscriptions are used before they are read again, to see those
+        /// that another terminal of the same user saved or deleted.
+        public var subscriptionRefresh = 5.0
         /// Called when the saved token has expired, to refetch what the app needs.
         public var refetch: (@Sendable (RecordDatabase) throws -> [Record])?
         /// Fetch and send on the engine's own threads; when false, only `fetchOnce()` and `sendOnce()` do,
@@ -168,7 +175,14 @@ struct FetchCursor: Sendable {
 /// What the fetch loop keeps between batches: the token not yet saved, and the cached subscriptions.
 struct FetchState: Sendable {
     var unsaved: ChangeToken?
-    var lastSave = Date.distantPast
+    /// When the oldest delivery that `unsaved` covers was made.
+    var unsavedSince: Date?
     var subscriptions: [Subscription] = []
     var subscriptionsLoaded: Date?
+
+    /// Seconds from `now` until `unsaved` is due to be saved, 0 when it is due; `nil` when nothing waits.
+    func tokenSaveDue(_ now: Date, delay: Double) -> Double? {
+        guard unsaved != nil, let since = unsavedSince else { return nil }
+        return max(0, delay - now.timeIntervalSince(since))
+    }
 }

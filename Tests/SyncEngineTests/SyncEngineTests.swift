@@ -242,6 +242,64 @@ import Testing
         #expect(collector.collect(timeout: 10) { changedNames($0).contains("while-away") })
     }
 
+    @Test func aDeliveredPositionIsSavedOnceItIsDueNotPerMessageAndAtOnceOnStop() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = SyncEngine.Configuration.testing()
+        configuration.tokenSaveDelay = 3
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
+        try engine.fetchOnce()  // takes and saves the position "now"
+        let start = engine.savedToken()
+        #expect(start != nil)
+        engine.start()
+        let writer = try dir.container(user: "writer")
+        var collector = EventCollector(engine: engine)
+
+        try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "first")))
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("first") })
+        let afterFirst = try writer.publicDatabase.currentChangeToken()
+        #expect(engine.savedToken() == start, "a delivery does not save its position at once")
+        let saved = Date()
+        while engine.savedToken() != afterFirst, Date().timeIntervalSince(saved) < 15 { usleep(50_000) }
+        #expect(engine.savedToken() == afterFirst, "the position is saved once it is due, with no stop and no further delivery")
+
+        try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "second")))
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("second") })
+        engine.stop()
+        #expect(engine.savedToken() == (try writer.publicDatabase.currentChangeToken()), "a stop saves the position at once")
+    }
+
+    @Test func aSubscriptionAnotherTerminalOfTheUserSavedIsUsedOnceTheCacheIsRefreshed() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = SyncEngine.Configuration.testing()
+        configuration.subscriptionRefresh = 0.3
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
+        try engine.fetchOnce()
+        engine.start()
+        defer { engine.stop() }
+        let writer = try dir.container(user: "writer")
+        var collector = EventCollector(engine: engine)
+        func post(_ name: String) throws {
+            var message = Record(recordType: "Message", recordID: RecordID(recordName: name))
+            message["text"] = "ping"
+            try writer.publicDatabase.save(message)
+            #expect(collector.collect(timeout: 10) { changedNames($0).contains(name) })
+        }
+        try post("before")  // the engine reads the (empty) subscriptions for this batch and keeps them
+
+        let otherTerminal = try dir.container(user: "reader")
+        try otherTerminal.publicDatabase.save(Subscription(
+            subscriptionID: "pings", recordType: "Message", predicate: try QueryPredicate(format: "text == %@", "ping"),
+            options: [.firesOnRecordCreation]))
+        usleep(600_000)
+        try post("after")
+        collector.drain()
+        let notified = collector.received.compactMap { event -> String? in
+            if case .notification(let n) = event { return n.recordID.recordName }
+            return nil
+        }
+        #expect(notified == ["after"])
+    }
+
     @Test func anExpiredTokenStartsOverAndSaysSo() throws {
         let dir = try TemporaryDirectory()
         var options = Container.Options(privateDataDirectory: dir.path("private-reader"))
