@@ -16,27 +16,34 @@ extension RecordDatabase {
     /// Another user's delete removes this user's parented subscriptions on an
     /// engine with one shared file; an engine that keeps subscriptions per owner
     /// cannot, so each owner drops theirs here, as the sync engine does on load.
+    ///
+    /// The subscriptions and their parents are read in one transaction.
     public func liveSubscriptions() throws -> [Subscription] {
-        let subscriptions = try allSubscriptions()
-        guard subscriptions.contains(where: { $0.parent != nil }) else { return subscriptions }
-        let orphans = try storage.read { reader in
-            var gone: [Subscription.Parent: Bool] = [:]
-            return Set(subscriptions.filter { subscription in
-                guard let parent = subscription.parent else { return false }
-                if let known = gone[parent] { return known }
-                let isGone: Bool
-                do {
-                    isGone = !((try reader.record(parent.recordID, keys: [])).map(parent.isSame) ?? false)
-                } catch {
-                    // A parent row that does not decode is admin check's to report; it takes no subscription with it.
-                    isGone = false
-                }
-                gone[parent] = isGone
-                return isGone
-            }.map(\.subscriptionID))
+        let (subscriptions, orphans) = try storage.read { reader in
+            let subscriptions = try self.subscriptions(in: reader)
+            return (subscriptions, Self.orphans(among: subscriptions, in: reader))
         }
+        guard !orphans.isEmpty else { return subscriptions }
         for orphan in subscriptions where orphans.contains(orphan.subscriptionID) { _ = try? delete(orphan) }
         return subscriptions.filter { !orphans.contains($0.subscriptionID) }
+    }
+
+    /// The IDs of those of `subscriptions` whose parent record `reader` shows gone or created again.
+    private static func orphans(among subscriptions: [Subscription], in reader: any StorageReader) -> Set<String> {
+        var gone: [Subscription.Parent: Bool] = [:]
+        return Set(subscriptions.filter { subscription in
+            guard let parent = subscription.parent else { return false }
+            if let known = gone[parent] { return known }
+            let isGone: Bool
+            do {
+                isGone = !((try reader.record(parent.recordID, keys: [])).map(parent.isSame) ?? false)
+            } catch {
+                // A parent row that does not decode is admin check's to report; it takes no subscription with it.
+                isGone = false
+            }
+            gone[parent] = isGone
+            return isGone
+        }.map(\.subscriptionID))
     }
 
     /// Deletes the current user's `subscription`, unless it was saved again since for another parent; returns whether it was deleted.

@@ -33,9 +33,13 @@ extension RecordDatabase {
     /// ID than its row, is skipped and logged (`DamagedRowLog`): anyone who can
     /// write the file can plant such rows, and one must not stop the others.
     public func allSubscriptions() throws -> [Subscription] {
+        try storage.read { try subscriptions(in: $0) }
+    }
+
+    /// `allSubscriptions`, read through `reader`.
+    func subscriptions(in reader: any StorageReader) throws -> [Subscription] {
         let owner = user.recordID.recordName
-        let stored = try storage.read { try $0.subscriptionBodies(owner: owner) }
-        return try stored.compactMap { row in
+        return try reader.subscriptionBodies(owner: owner).compactMap { row in
             try StoredColumns.skippingDamage {
                 try decoded(StoredSubscription(owner: owner, id: row.id, body: row.body))
             }
@@ -44,7 +48,7 @@ extension RecordDatabase {
 
     /// A subscription row decoded, or as it was decoded before from the very same row.
     ///
-    /// Every running engine reads its owner's subscriptions every second, and decoding one costs far more
+    /// Every running engine reads its owner's subscriptions every few seconds, and decoding one costs far more
     /// than reading it. A row that does not decode is not kept, so it is refused each time it is read.
     private func decoded(_ row: StoredSubscription) throws -> Subscription {
         if let known = decodedSubscriptions.withLock({ $0[row] }) { return known }
