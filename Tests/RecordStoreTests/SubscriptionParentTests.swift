@@ -152,7 +152,7 @@ import Testing
         #expect(try bob.allSubscriptions().isEmpty)
     }
 
-    /// Rows are decoded once and kept by their exact text, since every engine reads them every second; a row
+    /// Rows are decoded once and kept by their exact text, since every engine reads them every few seconds; a row
     /// someone rewrote in the file is read as it is now, and one that no longer decodes is skipped.
     @Test func aSubscriptionRowRewrittenInTheFileIsReadAsItIsNow() throws {
         let kept = try channel("kept")

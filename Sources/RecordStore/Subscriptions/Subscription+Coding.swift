@@ -76,7 +76,7 @@ private struct StoredParent: Codable {
 }
 
 extension Subscription {
-    /// The longest stored form of a subscription; the engine reads them every second, so a giant one would cost every client.
+    /// The longest stored form of a subscription; the engine reads them every few seconds, so a giant one would cost every client.
     static let maximumStoredSize = 65_536
 
     /// Decodes a row of the `subscription` table; throws `DamagedRow` for a body that is no subscription or names another ID.
