@@ -50,6 +50,26 @@ import Testing
         #expect(long == String(repeating: "x", count: AccountDirectory.handleCharacters) + "… (bob)")
     }
 
+    @Test func theByteByByteReadingsOfPlainNamesAgreeWithTheGeneralOnes() {
+        let x = { (count: Int) in String(repeating: "x", count: count) }
+        var names = ["", "a", "_", "__", x(31), x(32), x(33), "_1001_alice", "_1001_", "__alice", "_12a_bob",
+                     "_1001_bob_smith", "_1234567890_" + x(32), "_12345678901_" + x(32), "_1001_" + x(33),
+                     "_1001_al ice", "_1001_al(ice", "_1001_a>b", "_1001_alé", "_1001_al\u{7F}", "_1001\u{301}_bob", "_1001_\u{301}bob"]
+        // Mostly the bytes the fast readings look at, and a few that must send a name the general way.
+        let alphabet: [Character] = ["_", "_", "_", "1", "9", "0", "a", "Z", "~", "!", "(", ")", "<", ">", " ", "\t",
+                                     "\u{7F}", "é", "\u{301}", "\u{1B}", "\r\n", "\u{200B}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<3_000 {
+            let length = Int.random(in: 0...48, using: &generator)
+            let body = String((0..<length).map { _ in alphabet.randomElement(using: &generator) ?? "_" })
+            names.append(Bool.random(using: &generator) ? "_\(Int.random(in: 0...99_999, using: &generator))_" + body : body)
+        }
+        for name in names {
+            #expect(AccountDirectory.shown(name) == AccountDirectory.generalShown(name), "\(name.debugDescription)")
+            #expect(AccountDirectory.accountName(of: name) == AccountDirectory.generalAccountName(of: name), "\(name.debugDescription)")
+        }
+    }
+
     @Test func twoAccountsOfOneNameAreToldApartByTheirIDs() {
         var accounts = AccountDirectory()
         accounts.learn(user: "_1002_bob", handle: "bob")
