@@ -186,6 +186,6 @@ public struct EventFormatter: Sendable {
         var time = seconds.isFinite && abs(seconds) < 1e15 ? time_t(seconds) : 0
         var parts = tm()
         localtime_r(&time, &parts)
-        return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+        return ClockText.of(Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 }

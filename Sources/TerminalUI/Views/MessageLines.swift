@@ -91,10 +91,13 @@ public struct MessageLines: Sendable {
         return MessageLine(messageID: messageID, index: 0, segments: [Segment(column: 0, text: text, style: theme.marker)])
     }
 
+    /// The parts of a message's time its first line shows; made once, not per message.
+    private static let clockParts: Set<Calendar.Component> = [.hour, .minute]
+
     /// The wrapped lines of one message, as segments; `labels` are its sender (and its parent's) as shown, inert.
     func wrap(_ message: MessageItem, labels: MessageLabels, calendar: Calendar) -> [[Segment]] {
-        let parts = calendar.dateComponents([.hour, .minute], from: message.time)
-        let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+        let parts = calendar.dateComponents(Self.clockParts, from: message.time)
+        let time = ClockText.of(parts.hour ?? 0, parts.minute ?? 0)
         let label = labels.sender
         let handle = (message.isUnverified ? "?" : "") + (message.isAction ? "* " + label : "<" + label + ">")
         let headerWidth = DisplayWidth.of(time) + 1 + DisplayWidth.of(handle) + 1
