@@ -23,11 +23,22 @@ extension ChatClient {
     }
 
     /// One channel, or `nil` if there is none by that name; one this user's outbox is still creating counts.
+    ///
+    /// The public database is read again after the outbox: the engine may send the channel, and
+    /// take it out of the outbox, between the first two reads (a first run that joins #general
+    /// and opens it at once, on a busy machine, saw neither).
     public func channel(_ name: ChannelName) throws -> Channel? {
+        if let stored = try storedChannel(name) { return stored }
+        if let queued = try queuedChannel(name.recordID) { return queued }
+        return try storedChannel(name)
+    }
+
+    /// The channel as the public database holds it.
+    private func storedChannel(_ name: ChannelName) throws -> Channel? {
         do {
             return Channel(try container.publicDatabase.record(for: name.recordID))
         } catch let error as StoreError where error.code == .unknownItem {
-            return try queuedChannel(name.recordID)
+            return nil
         }
     }
 
