@@ -170,7 +170,7 @@ public struct MessageLines: Sendable {
         while i + needle.count <= lowered.count {
             let before = i == 0 ? " " : lowered[i - 1]
             let after = i + needle.count < lowered.count ? lowered[i + needle.count] : " "
-            if Array(lowered[i..<i + needle.count]) == needle, !isHandlePart(before), !isHandlePart(after) {
+            if lowered[i..<i + needle.count].elementsEqual(needle), !isHandlePart(before), !isHandlePart(after) {
                 for j in i..<i + needle.count { body[j].1 = theme.mention }
                 i += needle.count
             } else {
