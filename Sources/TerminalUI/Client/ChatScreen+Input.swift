@@ -50,7 +50,7 @@ extension ChatScreen {
         case .scrollToNewest:
             do { try loadNewest() } catch { notice("error: \(Self.describe(error))") }
         case .toggleHelp:
-            state.showsHelp.toggle()
+            if state.showsHelp { state.showsHelp = false } else { showHelp() }
         case .dismiss:
             state.showsHelp = false
             state.banner = nil
@@ -253,9 +253,15 @@ extension ChatScreen {
             // The client asks for a conversation by showing it (see `submit`); this is the bot's listing.
             select(.conversation(peer))
         case .help:
-            state.showsHelp = true
+            showHelp()
         case .quit:
             quit()
         }
+    }
+
+    /// Shows the help overlay; its text is made the first time, not at start, where nobody reads it yet.
+    private func showHelp() {
+        if state.helpText.isEmpty { state.helpText = HelpText.text(with: options.keys) }
+        state.showsHelp = true
     }
 }

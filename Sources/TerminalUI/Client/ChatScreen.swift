@@ -76,7 +76,6 @@ public final class ChatScreen {
         state.myHandle = client.handle
         state.highlightWords = client.highlightWords()
         state.status = StatusInfo(handle: client.handle, syncState: sync.state)
-        state.helpText = HelpText.text(with: options.keys)
         roster.channels = try client.joinedChannels()
         if roster.channels.isEmpty {
             let general = try ChannelName("general")
