@@ -29,7 +29,7 @@ struct BenchSettings: ParsableArguments {
     var messages: Int?
     @Option(help: "Channels in the seeded container (default 100; smoke 4).")
     var channels: Int?
-    @Option(help: "The seeded container; reused when it holds the requested seed (default: WORK-DIR/seed-NxM).")
+    @Option(help: "The seeded container; reused when it holds the requested seed, never removed (default: WORK-DIR/seed-NxM, seeded again when it does not).")
     var container: String?
     @Option(help: "Where temporary containers and private data go; on the filesystem you want measured.")
     var workDir = "bench-data"

@@ -113,6 +113,12 @@ struct RunBenchmarks: ParsableCommand {
                 measured = (count, result.recordsPerSecond, "The \(settings.messageCount)-message container was reused, so seeding was measured on a scratch container of \(count). " + result.note)
             }
         } else {
+            // A container named with --container may be hours of seeding, or not a seed at all: it is
+            // never removed to seed again, only one the bench keeps in its work directory.
+            if settings.container != nil, FileManager.default.fileExists(atPath: settings.containerURL.path) {
+                throw BenchError("\(settings.containerURL.path) does not hold the seed asked for (\(settings.messageCount) messages in "
+                                 + "\(settings.channelCount) channels), so it was left as it is; name another --container, or remove this one to seed it again.")
+            }
             progress("seed: \(settings.messageCount) messages in \(settings.channelCount) channels at \(settings.containerURL.path)")
             let result = try seeder.seed()
             info = result.info

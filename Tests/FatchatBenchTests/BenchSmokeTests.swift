@@ -49,6 +49,24 @@ import Testing
         #expect((machine["cpuModel"] as? String)?.isEmpty == false)
     }
 
+    /// A container named with --container that does not hold the seed asked for is refused, never removed to seed
+    /// again: it may be hours of seeding that a count no longer matches, or no seed at all.
+    @Test func aNamedContainerThatIsNotTheSeedIsLeftAlone() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("bench-named-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let named = work.appendingPathComponent("precious")
+        try FileManager.default.createDirectory(at: named, withIntermediateDirectories: true)
+        let kept = named.appendingPathComponent("notes.txt")
+        try Data("mine".utf8).write(to: kept)
+        let bench = try WorkerProcess("bench", executable: "fatchat-bench",
+                                      ["--smoke", "--only", "first-frame", "--container", named.path, "--work-dir", work.path,
+                                       "--json-out", work.appendingPathComponent("results.json").path])
+        let termination = try await bench.finish(timeout: .seconds(120))
+        #expect(termination != .success)
+        #expect(bench.errorText.contains("left as it is"), "\(bench.errorText.suffix(500))")
+        #expect(try String(contentsOf: kept, encoding: .utf8) == "mine")
+    }
+
     /// The PostgreSQL rows beside the single-file ones, on a throwaway server: every figure there, and nothing lost.
     @Test(.enabled(if: PostgresCluster.shouldRun, "\(PostgresCluster.unavailableReason ?? "")"))
     func smokeRunOnPostgresReportsTheServerRows() async throws {
