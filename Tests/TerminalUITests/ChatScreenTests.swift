@@ -36,6 +36,35 @@ import SyncEngine
         #expect(lines[23].hasPrefix("[#general]"))
     }
 
+    @Test func aRestartOpensTheChannelLeftOnScreenAndListsTheRestJustAfter() throws {
+        let sandbox = Sandbox()
+        let client = try sandbox.client()
+        client.start()
+        defer { _ = client.stop() }
+        let screen = try ChatScreen(client: client, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        type("/join beta", into: screen)
+        type("/join gamma", into: screen)
+        type("/join beta", into: screen)
+        #expect(client.waitUntilSent(timeout: 10))
+        screen.finish(timeout: 0)
+
+        let again = try ChatScreen(client: client, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        #expect(again.state.channels.map(\.name) == ["#beta"], "the first frame has the channel left on screen alone")
+        #expect(again.state.title?.name == "#beta")
+        again.loadChannelList()
+        #expect(again.state.channels.map(\.name) == ["#general", "#beta", "#gamma"])
+        #expect(again.state.channels.filter(\.isCurrent).map(\.name) == ["#beta"])
+        again.loadChannelList()
+        #expect(again.state.channels.count == 3, "read once")
+
+        // A channel I have left since is not opened: the start lists my channels and opens the oldest.
+        try client.leave(try ChannelName("beta"))
+        #expect(client.waitUntilSent(timeout: 10))
+        let third = try ChatScreen(client: client, width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
+        #expect(third.state.channels.map(\.name) == ["#general", "#gamma"])
+        #expect(third.state.title?.name == "#general")
+    }
+
     @Test func myMessageShowsAtOnceAsPendingThenSent() throws {
         let sandbox = Sandbox()
         let client = try sandbox.client()

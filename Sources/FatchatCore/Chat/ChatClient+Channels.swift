@@ -3,6 +3,27 @@ import RecordStore
 import SyncEngine
 
 extension ChatClient {
+    // MARK: The channel shown last
+
+    static let shownMarkerType = "ShownChannel"
+    static let shownMarkerID = RecordID(recordName: "shown.last")
+
+    /// Remembers, in my private data, the channel on screen as the client exits; the next start opens it first.
+    public func rememberShown(_ name: ChannelName) throws {
+        var marker = (try? container.privateDatabase.record(for: Self.shownMarkerID))
+            ?? Record(recordType: Self.shownMarkerType, recordID: Self.shownMarkerID)
+        guard marker["channel"]?.stringValue != name.display else { return }
+        marker["channel"] = .string(name.display)
+        try container.privateDatabase.save(marker, savePolicy: .allKeys)
+    }
+
+    /// The channel `rememberShown` kept, if it still exists and I am still in it.
+    public func rememberedChannel() -> Channel? {
+        guard let text = (try? container.privateDatabase.record(for: Self.shownMarkerID))?["channel"]?.stringValue,
+              let name = try? ChannelName(text), let channel = try? self.channel(name), (try? isMember(of: channel)) == true else { return nil }
+        return channel
+    }
+
     /// Every channel, oldest first, as the original app lists them.
     public func channels() throws -> [Channel] {
         try Self.channels(in: container)

@@ -48,6 +48,8 @@ public final class ChatScreen {
     public internal(set) var state = ClientViewState()
     var editor = LineEditor()
     var roster = ChannelRoster()
+    /// Whether the list of my channels still waits to be read: the first frame opened the remembered channel alone.
+    var channelListPending = false
     var window = HistoryWindow()
     var sync = SyncLine()
     var requests = AppRequests()
@@ -76,18 +78,43 @@ public final class ChatScreen {
         state.myHandle = client.handle
         state.highlightWords = client.highlightWords()
         state.status = StatusInfo(handle: client.handle, syncState: sync.state)
-        roster.channels = try client.joinedChannels()
-        if roster.channels.isEmpty {
-            let general = try ChannelName("general")
-            try client.join(general)
-            roster.channels = [try client.existingChannel(general)]
+        if let remembered = client.rememberedChannel() {
+            // The channel I left on screen opens first. The list of every channel I am in, most of
+            // the first frame for a member of a thousand, follows it (`loadChannelList`).
+            roster.channels = [remembered]
+            channelListPending = true
+        } else {
+            roster.channels = try client.joinedChannels()
+            if roster.channels.isEmpty {
+                let general = try ChannelName("general")
+                try client.join(general)
+                roster.channels = [try client.existingChannel(general)]
+            }
         }
         if let first = roster.channels.first { try open(.channel(first.name)) }
         session.startPresence(autoAwayAfter: options.autoAwayAfter)
     }
 
-    /// Says I am offline as the client exits, waiting at most `timeout` seconds for it to be written.
+    /// Reads the list of my channels when the first frame went without it; the app calls it just
+    /// after that frame, before `loadUnreadCounts`.
+    public func loadChannelList() {
+        guard channelListPending else { return }
+        channelListPending = false
+        do {
+            let joined = try client.joinedChannels()
+            let opened = roster.channels.filter { channel in !joined.contains { $0.id == channel.id } }
+            roster.channels = joined
+            for channel in opened { roster.add(channel) }
+        } catch {
+            notice("error: \(Self.describe(error))")
+        }
+        refreshChannelList()
+    }
+
+    /// Says I am offline as the client exits, waiting at most `timeout` seconds for it to be written,
+    /// and remembers the channel on screen for the next start.
     public func finish(timeout: Double = 1) {
+        if case .channel(let name)? = roster.shown { try? client.rememberShown(name) }
         session.stopPresence(timeout: timeout)
     }
 
