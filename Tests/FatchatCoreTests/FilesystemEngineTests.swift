@@ -85,12 +85,8 @@ struct FilesystemEngineTests {
             int linkat(int a, const char *b, int c, const char *d, int e) { (void)a; (void)b; (void)c; (void)d; (void)e; errno = EPERM; return -1; }
             int link(const char *a, const char *b) { (void)a; (void)b; errno = EPERM; return -1; }
             """.utf8).write(to: source)
-        let cc = Process()
-        cc.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
-        cc.arguments = ["-shared", "-fPIC", "-o", shim.path, source.path]
-        try cc.run()
-        cc.waitUntilExit()
-        try #require(cc.terminationStatus == 0)
+        let cc = try spawnWaiting(["/usr/bin/cc", "-shared", "-fPIC", "-o", shim.path, source.path], capturing: false)
+        try #require(cc.status == 0)
         let env = ["LD_PRELOAD": shim.path, "XDG_DATA_HOME": root.appendingPathComponent("xdg").path]
         for (name, engine) in [("logs", "log"), ("single", "sqlite")] {
             let container = root.appendingPathComponent(name).path

@@ -86,14 +86,9 @@ func plantedMessage(text: String, handle: String, channelName: String = "general
 
         /// Runs SQL with the real `sqlite3` command, as a member of the group could.
         func sqlite(_ sql: String) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            process.arguments = [database]
-            let input = Pipe()
-            process.standardInput = input
-            try process.run()
-            input.fileHandleForWriting.write(Data(sql.utf8))
-            try input.fileHandleForWriting.close()
+            let process = try SpawnedProcess(["/usr/bin/sqlite3", database], stdin: .pipe)
+            process.input?.write(Data(sql.utf8))
+            try process.input?.close()
             process.waitUntilExit()
             #expect(process.terminationStatus == 0, "sqlite3 ran the planted SQL")
         }

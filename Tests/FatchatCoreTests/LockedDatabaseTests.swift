@@ -57,15 +57,8 @@ struct LockedDatabaseTests {
         }
 
         private static func count(in file: String, zone: String, holding text: String) throws -> Int {
-            let query = Process()
-            query.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            query.arguments = ["-cmd", ".timeout 2000", file, "SELECT count(*) FROM record WHERE zone = '\(zone)' AND instr(fields, '\(text)') > 0"]
-            let out = Pipe()
-            query.standardOutput = out
-            query.standardError = FileHandle.nullDevice
-            try query.run()
-            let answer = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            query.waitUntilExit()
+            let answer = try spawn(["/usr/bin/sqlite3", "-cmd", ".timeout 2000", file,
+                                    "SELECT count(*) FROM record WHERE zone = '\(zone)' AND instr(fields, '\(text)') > 0"], capturing: true)
             return Int(answer.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         }
     }

@@ -149,15 +149,8 @@ struct MigrateToLogsTests {
 
     /// Every record's name, creator, dates and change tag, read with sqlite3, sorted.
     private func records(_ path: String) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = ["-readonly", path, "SELECT name, type, creator, created, modified, tag, fields FROM record ORDER BY name"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try spawn(["/usr/bin/sqlite3", "-readonly", path, "SELECT name, type, creator, created, modified, tag, fields FROM record ORDER BY name"],
+                             capturing: true)
         return text.split(separator: "\n").map(String.init)
     }
 }

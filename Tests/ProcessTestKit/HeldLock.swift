@@ -3,8 +3,7 @@ import Foundation
 /// A real `sqlite3` process that holds the write lock of a database file, as
 /// another user sitting in `BEGIN EXCLUSIVE` would, until the test releases it.
 public final class HeldLock {
-    private let process = Process()
-    private let input = Pipe()
+    private let process: SpawnedProcess
 
     /// Starts `sqlite3 PATH`, begins an exclusive transaction, and returns once sqlite3 says it holds it.
     ///
@@ -13,15 +12,9 @@ public final class HeldLock {
     /// nothing else has to touch the file to find out: probing it with more connections kept a
     /// dotfile lock busy enough, on a loaded machine, that sqlite3 never got it.
     public init(path: String, vfs: String? = nil) async throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = Self.vfsArguments(vfs) + [path]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        input.fileHandleForWriting.write(Data(".bail on\n.timeout 30000\nBEGIN EXCLUSIVE;\nSELECT 'held';\n".utf8))
-        let reader = output.fileHandleForReading
+        process = try SpawnedProcess(["/usr/bin/sqlite3"] + Self.vfsArguments(vfs) + [path], stdin: .pipe, stdout: .pipe)
+        process.input?.write(Data(".bail on\n.timeout 30000\nBEGIN EXCLUSIVE;\nSELECT 'held';\n".utf8))
+        guard let reader = process.output else { throw SpawnError(call: "pipe") }
         let said = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
             Thread.detachNewThread {
                 var text = ""
@@ -44,8 +37,8 @@ public final class HeldLock {
     /// Ends the transaction and the `sqlite3` process.
     public func release() {
         guard process.isRunning else { return }
-        input.fileHandleForWriting.write(Data("ROLLBACK;\n.quit\n".utf8))
-        try? input.fileHandleForWriting.close()
+        process.input?.write(Data("ROLLBACK;\n.quit\n".utf8))
+        try? process.input?.close()
         process.waitUntilExit()
     }
 

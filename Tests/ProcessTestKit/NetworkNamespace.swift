@@ -65,14 +65,8 @@ public final class NetworkNamespace: Sendable {
     }
 
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ip)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        let process = try SpawnedProcess([ip] + arguments, stderr: .pipe)
+        let message = process.errors?.readDataToEndOfFile() ?? Data()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw Failure(description: "ip \(arguments.joined(separator: " ")) failed: \(String(decoding: message, as: UTF8.self))")

@@ -91,17 +91,16 @@ public enum NetworkShare: String, CaseIterable, Sendable, CustomStringConvertibl
             return (-1, "cannot create \(log.path)")
         }
         defer { try? errors.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path] + arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        do { try process.run() } catch { return (-1, "cannot run \(script.path): \(error)") }
+        let process: SpawnedProcess
+        do {
+            process = try SpawnedProcess(["/bin/bash", script.path] + arguments, stderr: .descriptor(errors.fileDescriptor))
+        } catch {
+            return (-1, "cannot run \(script.path): \(error)")
+        }
         let deadline = Date().addingTimeInterval(120)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
             return (-1, "\(script.path) \(arguments.joined(separator: " ")) timed out")
         }

@@ -34,12 +34,7 @@ public enum OSUsers {
     }
 
     private static func run(_ tool: String, _ arguments: [String], allowing okCodes: Set<Int32> = []) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try SpawnedProcess([tool] + arguments)
         process.waitUntilExit()
         guard process.terminationStatus == 0 || okCodes.contains(process.terminationStatus) else {
             throw WorkerProcess.Failure(description: "\(tool) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")

@@ -12,16 +12,9 @@ public enum SQLiteCLI {
     @discardableResult
     public static func run(_ path: String, _ sql: String, launcher: [String] = []) throws -> String {
         let argv = launcher + ["/usr/bin/sqlite3", path, sql]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: argv[0])
-        process.arguments = Array(argv.dropFirst())
-        let errors = Pipe(), output = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let process = try SpawnedProcess(argv, stdout: .pipe, stderr: .pipe)
+        let printed = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let text = String(decoding: process.errors?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw Failure(description: "sqlite3 exited \(process.terminationStatus): \(text)")

@@ -14,7 +14,7 @@ public final class WorkerProcess: Sendable {
     }
 
     public let name: String
-    private let process: Process
+    private let process: SpawnedProcess
     private let output: PipeCollector
     private let errors: PipeCollector
 
@@ -38,10 +38,11 @@ public final class WorkerProcess: Sendable {
 
     /// A standard input that holds `text` and then ends; for short inputs (a pipe holds 64 KB before a write blocks).
     public static func input(_ text: String) throws -> FileHandle {
-        let pipe = Pipe()
-        pipe.fileHandleForWriting.write(Data(text.utf8))
-        try pipe.fileHandleForWriting.close()
-        return pipe.fileHandleForReading
+        let ends = try closeOnExecPipe()
+        let writer = FileHandle(fileDescriptor: ends[1], closeOnDealloc: true)
+        writer.write(Data(text.utf8))
+        try writer.close()
+        return FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
     }
 
     /// Starts `executable` with `arguments`, directly, or through `launcher` (e.g. `runuser -u USER --`).
@@ -49,25 +50,12 @@ public final class WorkerProcess: Sendable {
                 environment: [String: String] = [:], input: FileHandle? = nil) throws {
         self.name = name
         let worker = try Self.executable(executable)
-        let process = Process()
-        if let first = launcher.first {
-            process.executableURL = URL(fileURLWithPath: first)
-            process.arguments = Array(launcher.dropFirst()) + [worker.path] + arguments
-        } else {
-            process.executableURL = worker
-            process.arguments = arguments
-        }
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input ?? FileHandle.nullDevice
-        try process.run()
+        let argv = launcher.isEmpty ? [worker.path] + arguments : launcher + [worker.path] + arguments
+        let process = try SpawnedProcess(argv, environment: environment, stdin: input.map { .descriptor($0.fileDescriptor) } ?? .null,
+                                         stdout: .pipe, stderr: .pipe)
         self.process = process
-        output = PipeCollector(out.fileHandleForReading)
-        errors = PipeCollector(err.fileHandleForReading)
+        output = PipeCollector(process.output)
+        errors = PipeCollector(process.errors)
     }
 
     public var processIdentifier: Int32 { process.processIdentifier }
@@ -93,7 +81,7 @@ public final class WorkerProcess: Sendable {
 
     /// Sends a signal to the worker.
     public func signal(_ signal: Int32) {
-        if process.isRunning { kill(process.processIdentifier, signal) }
+        process.signal(signal)
     }
 
     /// Waits for the worker to end and for its output to be read to the end.
@@ -104,7 +92,7 @@ public final class WorkerProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             if ContinuousClock.now >= deadline {
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 process.waitUntilExit()
                 throw Failure(description: "\(name) was still running after \(timeout) and was killed. stderr: \(errorText)")
             }
@@ -117,14 +105,13 @@ public final class WorkerProcess: Sendable {
             }
             try? await Task.sleep(for: .milliseconds(5))
         }
-        return Termination(status: process.terminationStatus,
-                           signaled: process.terminationReason == .uncaughtSignal)
+        return Termination(status: process.terminationStatus, signaled: process.wasSignaled)
     }
 
     /// Kills the worker if it still runs; for cleanup on a failed test.
     public func killIfRunning() {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
     }
@@ -150,7 +137,12 @@ private final class PipeCollector: Sendable {
     }
     private let state = Mutex(State())
 
-    init(_ handle: FileHandle) {
+    /// `handle` is nil only for a stream that was not a pipe, which reads as ended at once.
+    init(_ handle: FileHandle?) {
+        guard let handle else {
+            state.withLock { $0.finished = true }
+            return
+        }
         let fd = handle.fileDescriptor
         let thread = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 65_536)

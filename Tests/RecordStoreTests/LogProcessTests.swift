@@ -114,12 +114,7 @@ extension MultiProcessTests {
 
         /// Runs `command` with `/bin/sh` as `user`; returns its exit status.
         static func shell(_ command: String, as user: OSUser) throws -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user.name, "--", "/bin/sh", "-c", command]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try SpawnedProcess(["/usr/sbin/runuser", "-u", user.name, "--", "/bin/sh", "-c", command])
             process.waitUntilExit()
             return process.terminationStatus
         }

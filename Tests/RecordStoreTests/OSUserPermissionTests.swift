@@ -94,11 +94,8 @@ struct OSUser: Sendable {
     /// Creates the account unless it exists; safe when another test creates it at the same time.
     static func ensure(_ name: String) throws -> OSUser {
         if let user = lookup(name) { return user }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/useradd")
-        process.arguments = ["--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name]
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try SpawnedProcess(["/usr/sbin/useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name],
+                                         stdout: .descriptor(STDOUT_FILENO), stderr: .descriptor(STDERR_FILENO))
         process.waitUntilExit()
         guard let user = lookup(name) else {
             throw WorkerProcess.Failure(description: "useradd \(name) failed (exit \(process.terminationStatus)); the tests must run as root.")

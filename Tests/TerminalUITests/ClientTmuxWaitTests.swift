@@ -70,12 +70,7 @@ struct ClientTmuxWaitTests {
         let sandbox = try await Sandbox()
         let file = sandbox.container + "/public.sqlite"
         // An emptied WAL, as when no process has the file open: opening it then needs the write lock too.
-        let checkpoint = Process()
-        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        checkpoint.arguments = [file, "PRAGMA wal_checkpoint(TRUNCATE);"]
-        checkpoint.standardOutput = FileHandle.nullDevice
-        try checkpoint.run()
-        checkpoint.waitUntilExit()
+        _ = try spawn(["/usr/bin/sqlite3", file, "PRAGMA wal_checkpoint(TRUNCATE);"], capturing: false)
         let lock = try await HeldLock(path: file)
 
         let ada = try sandbox.client(Self.users[0])
