@@ -121,6 +121,30 @@ import Testing
         #expect(!Subscription.evaluate(Array(changes.prefix(1)), subscriptions: [fresh]).subscriptionsToDelete.contains("new"))
     }
 
+    @Test func aParentCreatedAgainWithinAMillisecondIsAnotherRecord() throws {
+        let current = try channel("quick")
+        let created = try #require(current.creationDate)
+        // The channel as read half a millisecond before it was deleted and created again: as quick as a
+        // bot can be on a fast machine, and inside the millisecond that used to count as one instant.
+        let stale = try subscription(to: current, creationDate: created.addingTimeInterval(-0.000_5))
+        let parent = try #require(stale.parent)
+        #expect(!parent.isSame(as: current))
+        let readBack = try #require(try alice.record(for: current.recordID))
+        #expect(Subscription.Parent(recordID: current.recordID, creationDate: created).isSame(as: readBack), "a date read back is the same instant")
+        let refused = #expect(throws: StoreError.self) { try bob.save(stale) }
+        #expect(refused?.code == .referenceViolation)
+
+        // Written past the checks of `save`: an orphan, which its owner's next read drops.
+        let body = String(decoding: try JSONEncoder().encode(stale), as: UTF8.self)
+        try bob.storage.write { try $0.saveSubscription(id: stale.subscriptionID, owner: bob.user.recordID.recordName, body: body, parent: parent) }
+        #expect(try alice.orphanedSubscriptions().map(\.subscriptionID) == [stale.subscriptionID])
+        #expect(try bob.liveSubscriptions().isEmpty)
+        // The same channel with the date as read is not an orphan.
+        try bob.save(try subscription(to: current, id: "exact"))
+        #expect(try ids(bob) == ["exact"])
+        #expect(try alice.orphanedSubscriptions().isEmpty)
+    }
+
     @Test func aRowThatSurvivedItsParentIsDroppedByItsOwnerAndReported() throws {
         let first = try channel("doomed")
         let survivor = try subscription(to: first)

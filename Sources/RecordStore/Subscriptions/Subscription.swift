@@ -66,9 +66,14 @@ public struct Subscription: Hashable, Sendable {
             return Self.sameInstant(creationDate, created)
         }
 
-        /// Dates pass through JSON and SQLite's REAL; a millisecond is far less than any delete and re-create takes.
+        /// How far apart, in seconds, two creation dates of one record may read. Every engine keeps a date
+        /// as a double of seconds since 1970, and `Date` keeps it since 2001, so a date read back may differ
+        /// by the rounding of that shift, well under a microsecond. A record deleted and created again
+        /// takes more than that; it took less than a millisecond, the margin before, on a quick machine.
+        static let sameInstantTolerance = 0.000_001
+
         static func sameInstant(_ a: Date, _ b: Date) -> Bool {
-            abs(a.timeIntervalSince1970 - b.timeIntervalSince1970) < 0.001
+            abs(a.timeIntervalSince1970 - b.timeIntervalSince1970) < sameInstantTolerance
         }
     }
 }

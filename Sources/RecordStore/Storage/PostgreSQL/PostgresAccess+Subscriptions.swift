@@ -42,19 +42,20 @@ extension PostgresAccess {
         let sql = """
             DELETE FROM fatchat.subscription WHERE owner = \(arguments.bind(owner)) AND id = \(arguments.bind(id))
             AND parent_zone = \(arguments.bind(parent.recordID.zoneID.zoneName)) AND parent_name = \(arguments.bind(parent.recordID.recordName))
-            AND (parent_created IS NOT DISTINCT FROM \(arguments.bind(created))::float8 OR abs(parent_created - \(arguments.bind(created))::float8) < 0.001)
+            AND (parent_created IS NOT DISTINCT FROM \(arguments.bind(created))::float8 OR abs(parent_created - \(arguments.bind(created))::float8) < \(arguments.bind(Subscription.Parent.sameInstantTolerance))::float8)
             """
         return try link.execute(sql, arguments.binds) > 0
     }
 
     func orphanedSubscriptions() throws -> [OrphanedSubscription] {
-        try link.rows("""
+        var arguments = PostgresArguments()
+        return try link.rows("""
             SELECT s.owner, s.id, s.parent_zone, s.parent_name FROM fatchat.subscription s
             LEFT JOIN fatchat.record r ON r.zone = s.parent_zone AND r.name = s.parent_name
             WHERE s.parent_zone IS NOT NULL
-            AND (r.id IS NULL OR (s.parent_created IS NOT NULL AND abs(r.created - s.parent_created) >= 0.001))
+            AND (r.id IS NULL OR (s.parent_created IS NOT NULL AND abs(r.created - s.parent_created) >= \(arguments.bind(Subscription.Parent.sameInstantTolerance))::float8))
             ORDER BY s.owner, s.id
-            """).compactMap { row in
+            """, arguments.binds).compactMap { row in
             let columns = PostgresColumns(row)
             guard let owner = try? columns.text(0, "owner"), let id = try? columns.text(1, "id"),
                   let zone = try? columns.text(2, "parent_zone"), let name = try? columns.text(3, "parent_name") else { return nil }

@@ -43,8 +43,9 @@ extension SQLiteAccess {
         let created = parent.creationDate?.timeIntervalSince1970
         try db.execute(sql: """
             DELETE FROM subscription WHERE owner = ? AND id = ? AND parent_zone = ? AND parent_name = ?
-            AND (parent_created IS ? OR abs(parent_created - ?) < 0.001)
-            """, arguments: [owner, id, parent.recordID.zoneID.zoneName, parent.recordID.recordName, created, created])
+            AND (parent_created IS ? OR abs(parent_created - ?) < ?)
+            """, arguments: [owner, id, parent.recordID.zoneID.zoneName, parent.recordID.recordName, created, created,
+                               Subscription.Parent.sameInstantTolerance])
         return db.changesCount > 0
     }
 
@@ -54,9 +55,9 @@ extension SQLiteAccess {
             SELECT s.owner, s.id, s.parent_zone, s.parent_name FROM subscription s
             LEFT JOIN record r ON r.zone = s.parent_zone AND r.name = s.parent_name
             WHERE s.parent_zone IS NOT NULL
-            AND (r.id IS NULL OR (s.parent_created IS NOT NULL AND abs(r.created - s.parent_created) >= 0.001))
+            AND (r.id IS NULL OR (s.parent_created IS NOT NULL AND abs(r.created - s.parent_created) >= ?))
             ORDER BY s.owner, s.id
-            """).compactMap { row in
+            """, arguments: [Subscription.Parent.sameInstantTolerance]).compactMap { row in
             // Anyone in the group can write this table; a row of the wrong types is skipped, never trusted.
             guard let owner = try? row.decode(String.self, atIndex: 0), let id = try? row.decode(String.self, atIndex: 1),
                   let zone = try? row.decode(String.self, atIndex: 2), let name = try? row.decode(String.self, atIndex: 3) else { return nil }
