@@ -37,19 +37,26 @@ final class EventQueue<Element: Sendable>: Sendable {
     }
 
     /// Adds an event, unless the queue is finished.
+    ///
+    /// The pipe is written after the lock is let go: the reader it wakes takes
+    /// the lock at once, and would otherwise find it held and sleep again.
     func push(_ element: Element) {
-        state.withLock { state in
-            if state.finished { return }
+        let first = state.withLock { state in
+            if state.finished { return false }
             state.buffer.append(element)
-            if state.buffer.count - state.head == 1 { pipe.wake() }
+            return state.buffer.count - state.head == 1
         }
+        if first { pipe.wake() }
     }
 
     /// The oldest waiting event, or `nil` at once if there is none.
+    ///
+    /// The pipe is emptied whenever the queue is, so a byte that a `push` wrote
+    /// after its event was taken costs one wake-up that finds nothing, never a busy loop.
     func pop() -> Element? {
         state.withLock { state in
             let element = state.removeFirst()
-            if element != nil, state.isEmpty { pipe.drain() }
+            if state.isEmpty { pipe.drain() }
             return element
         }
     }
