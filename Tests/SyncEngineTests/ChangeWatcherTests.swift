@@ -6,7 +6,8 @@ import Testing
 
 @Suite struct ChangeWatcherTests {
     /// A message's commit writes its pages to the WAL one at a time, each an inotify event; the
-    /// watcher waits for them to stop, so that the loop looks once per commit, not once per page.
+    /// watcher waits for them to stop, or for the commit's bell, so that the loop looks once per
+    /// commit, not once per page.
     @Test func eachCommitWakesTheWatcherAboutOnce() throws {
         let dir = try TemporaryDirectory()
         let writer = try dir.container(user: "writer")
@@ -24,10 +25,11 @@ import Testing
             done.store(true, ordering: .sequentiallyConsistent)
         }
         thread.start()
-        var wakes = 0
+        var wakes = 0, bells = 0
         waiting: while true {
             switch watcher.wait(timeout: 0.2) {
             case .filesystem: wakes += 1
+            case .committed: wakes += 1; bells += 1
             case .timeout where done.load(ordering: .sequentiallyConsistent): break waiting
             case .timeout, .woken: continue
             }
@@ -37,6 +39,34 @@ import Testing
         #expect(saved == commits)
         // Waking for each page was four to six wake-ups a commit; a writer put off the CPU in mid-commit may cost one more.
         #expect(wakes >= 1 && wakes <= commits * 2, "\(wakes) wake-ups for \(commits) commits")
+        // Each commit rings once it is visible; two that ring while the watcher is busy wake it once.
+        #expect(bells >= commits / 2, "\(bells) bells for \(commits) commits")
+    }
+
+    /// Once a bell has rung, a change that rings none (another program writing in the directory)
+    /// wakes nothing at once, and is reported when the trust in bells lapses.
+    @Test func aChangeWithoutABellIsReportedWhenTheTrustInBellsLapses() throws {
+        let dir = try TemporaryDirectory()
+        let writer = try dir.container(user: "writer")
+        let watcher = try ChangeWatcher(directory: writer.url, useInotify: true)
+        try #require(watcher.seesFilesystemEvents)
+        _ = try writer.publicDatabase.save(Record(recordType: "Message", recordID: RecordID(recordName: "rings")))
+        let rang = Date().addingTimeInterval(5)
+        var heard = false
+        while !heard, Date() < rang { heard = watcher.wait(timeout: 0.5) == .committed }
+        try #require(heard, "the save rang no bell")
+
+        let start = Date()
+        let fd = open(writer.url.appendingPathComponent("noise").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        var byte: UInt8 = 0
+        _ = write(fd, &byte, 1)
+        close(fd)
+        let atOnce = watcher.wait(timeout: 0.3)
+        let later = watcher.wait(timeout: 10)
+        let seenAfter = Date().timeIntervalSince(start)
+        #expect(atOnce == .timeout, "a change without a bell woke the watcher while bells were trusted")
+        #expect(later == .filesystem)
+        #expect(seenAfter < ChangeWatcher.trustInBells + 1, "seen after \(seenAfter) s")
     }
 
     /// However busy the directory, `wait` comes back while the writes go on: a member who writes without pause cannot stall the feed.

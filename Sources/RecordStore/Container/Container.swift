@@ -95,7 +95,7 @@ public final class Container: Sendable {
         let endpoint = try Self.postgresEndpoint(of: descriptor, engine: engine, url: url)
         let open: @Sendable () throws -> any RecordStorage = { [engine, historyLimit = options.changeHistoryLimit] in
             switch engine {
-            case .sqlite: return try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode, naming: naming)
+            case .sqlite: return try SQLiteStorage(path: publicPath, assetsDirectory: assets, mode: mode, naming: naming, ringing: url)
             case .log: return try LogStorage(container: url, privateDirectory: privateDirectory, assetsDirectory: assets, user: user,
                                              historyLimit: historyLimit, naming: naming)
             case .postgresql:

@@ -25,6 +25,23 @@ struct SQLiteSettings: Sendable {
     var busyTimeout: TimeInterval = 5
     /// How long the storage keeps retrying a busy database before `zoneBusy`.
     var busyDeadline: TimeInterval = 120
+    /// The directory whose times each commit touches, or `nil` for none: the container's, for its public database on a local filesystem.
+    var bell: String? = nil
+
+    /// Tells the directory's watchers that a commit is visible now, by setting the directory's times to now.
+    ///
+    /// SQLite writes a commit to the WAL in 20 or more `pwrite`s and makes it
+    /// visible through the shared-memory index, which raises no inotify event;
+    /// so an event from the log file says only that a commit is under way. The
+    /// directory's own attribute change is one event, raised after the commit
+    /// is visible, and a watcher that has seen one waits for the next instead
+    /// of waking at every page (see `ChangeWatcher`). It needs write permission
+    /// on the directory, which a member of the container's group has; nothing
+    /// is opened, and a failure only leaves the watchers to the log's events.
+    func ringBell() {
+        guard let bell else { return }
+        _ = utimensat(AT_FDCWD, bell, nil, 0)
+    }
 
     /// The page cache of a connection that writes: room for a batch's pages.
     ///
@@ -212,7 +229,9 @@ final class LocalConnections: SQLiteConnections {
     }
 
     func write<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
-        try onPool { pool in try pool.write(body) }
+        let result = try onPool { pool in try pool.write(body) }
+        settings.ringBell()
+        return result
     }
 }
 

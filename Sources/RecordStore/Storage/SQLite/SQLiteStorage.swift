@@ -12,8 +12,11 @@ final class SQLiteStorage: RecordStorage {
     let naming: ContainerNaming
 
     /// Opens the database at `path`, which must exist (it may be empty), in the given mode.
-    init(path: String, assetsDirectory: URL, mode: JournalMode, naming: ContainerNaming) throws {
-        let settings = SQLiteSettings(path: path, naming: naming)
+    ///
+    /// With `ringing`, each commit in local mode touches that directory's times, so that its watchers wake once per commit.
+    init(path: String, assetsDirectory: URL, mode: JournalMode, naming: ContainerNaming, ringing bell: URL? = nil) throws {
+        var settings = SQLiteSettings(path: path, naming: naming)
+        settings.bell = mode == .local ? bell?.path : nil
         switch mode {
         case .local: connections = try LocalConnections(settings: settings)
         case .network: connections = try NetworkConnections(settings: settings)
