@@ -7,14 +7,15 @@ import Synchronization
 /// it may never fire, and the timer is the only signal. Either way the caller
 /// confirms with a `ChangeSignal` before fetching.
 ///
-/// Two watches look at the directory. One sees every change in it, such as
-/// each page SQLite writes to its log. The other sees only the directory's own
-/// attributes, which a writer touches once a commit is visible (the bell, see
-/// `SQLiteSettings.ringBell`). Once a bell has rung, the watcher trusts the
-/// writers to ring and stops listening to their pages for `trustInBells`, so a
-/// commit wakes it once, not at its first page; a writer that does not ring
-/// (another program on the file) is seen at the next bell, or when the trust
-/// lapses, when the watcher looks once and listens to every change again.
+/// A writer on a local `sqlite` container touches the directory's times once
+/// its commit is visible: the bell (see `SQLiteSettings.ringBell`), an
+/// attribute change of the directory itself. Once a bell has rung, the watcher
+/// trusts the writers to ring: for `trustInBells` it narrows its watch to the
+/// directory's attributes, so a commit wakes it once, not at each page SQLite
+/// writes to its log. A writer that does not ring (another program on the file)
+/// is seen at the next bell, or when the trust lapses: then the watcher looks
+/// once and listens to every change again. One inotify instance does both, as a
+/// user may have only 128 (`fs.inotify.max_user_instances`), one per client.
 final class ChangeWatcher: Sendable {
     /// Why `wait` returned.
     enum Wake: Sendable {
@@ -28,32 +29,37 @@ final class ChangeWatcher: Sendable {
     }
 
     private let inotify: Int32
-    private let bell: Int32
+    private let directory: String
     private let wakePipe: WakePipe
     /// When the last bell rang, in `DispatchTime` nanoseconds; 0 before the first.
     private let lastBell = Atomic<UInt64>(0)
+    /// Whether the watch is narrowed to the directory's own attributes.
+    private let narrowed = Atomic<Bool>(false)
+
+    /// Every change in the directory.
+    private static let everything = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
+    /// Attribute changes only, among which the bell.
+    private static let bells = UInt32(IN_ATTRIB) | UInt32(IN_ONLYDIR)
 
     init(directory: URL, useInotify: Bool) throws {
         wakePipe = try WakePipe()
-        let everything = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
-        inotify = useInotify ? Self.watch(directory, mask: everything) : -1
-        bell = inotify >= 0 ? Self.watch(directory, mask: UInt32(IN_ATTRIB) | UInt32(IN_ONLYDIR)) : -1
-    }
-
-    /// A non-blocking inotify descriptor watching `directory` for `mask`, or -1 when there is none.
-    private static func watch(_ directory: URL, mask: UInt32) -> Int32 {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { return -1 }
-        guard inotify_add_watch(fd, directory.path, mask) >= 0 else {
-            close(fd)
-            return -1
+        self.directory = directory.path
+        var watch: Int32 = -1
+        if useInotify {
+            let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            if fd >= 0 {
+                if inotify_add_watch(fd, directory.path, Self.everything) >= 0 {
+                    watch = fd
+                } else {
+                    close(fd)
+                }
+            }
         }
-        return fd
+        inotify = watch
     }
 
     deinit {
         if inotify >= 0 { close(inotify) }
-        if bell >= 0 { close(bell) }
     }
 
     /// Whether inotify watches the directory, so that a commit on this machine wakes `wait` without the timer.
@@ -87,44 +93,69 @@ final class ChangeWatcher: Sendable {
     /// Waits up to `timeout` seconds; after a filesystem event, until the directory has been quiet for `quiet`.
     ///
     /// Called on every wake-up of every client, so a filesystem event allocates nothing: the descriptors
-    /// and the buffer its events are read into (and dropped; only their arrival counts) live on the stack.
+    /// and the buffer its events are read into live on the stack.
     func wait(timeout: Double) -> Wake {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let rang = lastBell.load(ordering: .relaxed)
-        let trustedUntil = rang == 0 ? 0 : rang + UInt64(Self.trustInBells * 1e9)
-        let trust = trustedUntil > now ? Double(trustedUntil - now) / 1e9 : 0
-        guard trust > 0 else {
-            let wake = poll(timeout: timeout, everything: true)
+        let end = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(timeout, 1e6)) * 1e9)
+        guard trustLeft() > 0 else {
+            listen(narrowly: false)
+            let wake = poll(timeout: timeout)
             return wake == .filesystem ? settle() : wake
         }
-        let wake = poll(timeout: min(timeout, trust), everything: false)
-        // The trust lapsed: what came meanwhile without a bell is looked at now.
-        if wake == .timeout, trust <= timeout, drainEvents(inotify) { return settle() }
-        return wake
+        listen(narrowly: true)
+        while true {
+            let trust = trustLeft()
+            let now = DispatchTime.now().uptimeNanoseconds
+            // The trust lapsed: listen to everything again, and let the caller look once for what rang nothing.
+            if trust <= 0 {
+                listen(narrowly: false)
+                return .timeout
+            }
+            if now >= end { return .timeout }
+            let wake = poll(timeout: min(Double(end - now) / 1e9, trust))
+            // Another file's attributes changed (SQLite run as root chowns its log on opening): no bell.
+            if wake == .filesystem || wake == .timeout { continue }
+            return wake
+        }
     }
 
-    /// Waits for the descriptors, and drains the ones that are ready; a wake-up through the pipe comes first, then a bell.
-    ///
-    /// With `everything` off, the directory's other changes are not waited for.
-    private func poll(timeout: Double, everything: Bool) -> Wake {
+    /// Seconds until the trust in bells lapses; 0 when it has, or no bell rang yet.
+    private func trustLeft() -> Double {
+        let rang = lastBell.load(ordering: .relaxed)
+        guard rang != 0 else { return 0 }
+        let trustedUntil = rang + UInt64(Self.trustInBells * 1e9)
+        let now = DispatchTime.now().uptimeNanoseconds
+        return trustedUntil > now ? Double(trustedUntil - now) / 1e9 : 0
+    }
+
+    /// Sets the watch's mask to the bells alone, or to every change; a change it was not listening to is not queued.
+    private func listen(narrowly: Bool) {
+        guard inotify >= 0, narrowed.exchange(narrowly, ordering: .relaxed) != narrowly else { return }
+        _ = inotify_add_watch(inotify, directory, narrowly ? Self.bells : Self.everything)
+    }
+
+    /// Waits for the pipe and the watch, and drains what is ready; a wake-up through the pipe comes first, then a bell.
+    private func poll(timeout: Double) -> Wake {
         var fds = (pollfd(fd: wakePipe.readDescriptor, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: bell, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: everything ? inotify : -1, events: Int16(POLLIN), revents: 0))
-        let milliseconds = Int32(max(0, min(timeout * 1000, Double(Int32.max))))
+                   pollfd(fd: inotify, events: Int16(POLLIN), revents: 0))
+        let milliseconds = Int32(max(0, min((timeout * 1000).rounded(.up), Double(Int32.max))))
         let ready = withUnsafeMutableBytes(of: &fds) { raw in
-            Glibc.poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 3, milliseconds)
+            Glibc.poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, milliseconds)
         }
         guard ready > 0 else { return .timeout }
         let woken = fds.0.revents != 0
         if woken { wakePipe.drain() }
-        if fds.1.revents != 0, drainEvents(bell) {
+        let heard = fds.1.revents != 0 ? drainEvents() : .none
+        if heard == .bell {
             lastBell.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-            // The commit's pages came before its bell: they need no look of their own.
-            drainEvents(inotify)
-            return woken ? .woken : .committed
+            // At once, so the pages of commits made while the caller fetches are not queued.
+            listen(narrowly: true)
         }
-        if fds.2.revents != 0 { drainEvents(inotify) }
-        return woken ? .woken : fds.2.revents != 0 ? .filesystem : .timeout
+        if woken { return .woken }
+        switch heard {
+        case .bell: return .committed
+        case .other: return .filesystem
+        case .none: return .timeout
+        }
     }
 
     /// After a filesystem event, sleeps until the directory has been quiet for `quiet`, so that one commit wakes the caller once.
@@ -136,7 +167,7 @@ final class ChangeWatcher: Sendable {
         let end = DispatchTime.now().uptimeNanoseconds + UInt64(Self.mostSettling * 1e9)
         while DispatchTime.now().uptimeNanoseconds < end {
             usleep(UInt32(Self.quiet * 1e6))
-            switch poll(timeout: 0, everything: true) {
+            switch poll(timeout: 0) {
             case .filesystem: continue
             case .woken: return .woken
             case .committed: return .committed
@@ -146,14 +177,30 @@ final class ChangeWatcher: Sendable {
         return .filesystem
     }
 
-    /// Reads the waiting events of an inotify descriptor, to drop them; tells whether there were any.
-    @discardableResult
-    private func drainEvents(_ fd: Int32) -> Bool {
-        guard fd >= 0 else { return false }
+    /// What the drained events held.
+    private enum Heard {
+        case none, other, bell
+    }
+
+    /// Reads the waiting events, to drop them; a bell among them is an attribute change of the directory itself (an event without a name).
+    private func drainEvents() -> Heard {
+        guard inotify >= 0 else { return .none }
         return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
-            var any = false
-            while read(fd, buffer.baseAddress, buffer.count) > 0 { any = true }
-            return any
+            var heard = Heard.none
+            while true {
+                let count = read(inotify, buffer.baseAddress, buffer.count)
+                guard count > 0 else { break }
+                if heard == .none { heard = .other }
+                // Each event: wd, mask, cookie and len (4 bytes each), then len bytes of name.
+                var offset = 0
+                while heard != .bell, offset + 16 <= count {
+                    let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
+                    let length = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
+                    if mask & UInt32(IN_ATTRIB) != 0, length == 0 { heard = .bell }
+                    offset += 16 + length
+                }
+            }
+            return heard
         }
     }
 }

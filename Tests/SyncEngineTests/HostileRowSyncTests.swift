@@ -57,6 +57,34 @@ import Testing
         #expect(!names.contains("emptied") && !names.contains("ghost"))
     }
 
+    @Test("A record another program writes into the file, ringing no bell, arrives while others' commits ring")
+    func aCommitThatRingsNoBellArrivesWhenTheTrustInBellsLapses() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = SyncEngine.Configuration.testing()
+        // Only the watcher wakes this engine: its timer would look long after the trust lapsed.
+        configuration.pollInterval = 30
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
+        try engine.fetchOnce()
+        engine.start()
+        defer { engine.stop() }
+        var collector = EventCollector(engine: engine)
+
+        let writer = try dir.container(user: "writer").publicDatabase
+        try writer.save(note("rings"))
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("rings") })
+        // The engine listens for bells alone now; sqlite3 rings none.
+        let planted = Date()
+        try plant(dir, """
+            BEGIN;
+            INSERT INTO record (zone, name, type, fields, created, modified, creator, modifier, tag)
+                SELECT zone, 'silent', type, fields, created, modified, creator, modifier, 'silent-tag' FROM record WHERE name = 'rings';
+            INSERT INTO change (zone, name, type, kind, previous, at) VALUES ('_defaultZone', 'silent', 'Note', 0, NULL, 0);
+            COMMIT;
+            """)
+        let arrived = collector.collect(timeout: ChangeWatcher.trustInBells + 3) { changedNames($0).contains("silent") }
+        #expect(arrived, "a commit that rang no bell was not delivered within \(Date().timeIntervalSince(planted)) s")
+    }
+
     @Test("Garbage and duplicated subscription rows, and forged change rows: one post gives one change event and one notification")
     func oneEventPerChangeWhateverTheSubscriptionRowsSay() throws {
         let dir = try TemporaryDirectory()
