@@ -17,8 +17,8 @@ import Testing
     }
 
     /// Starts an engine on `container`, and lets it take its starting token before anything is written.
-    private func started(_ container: Container) throws -> (SyncEngine, EventCollector) {
-        let engine = try SyncEngine(container: container, configuration: .testing())
+    private func started(_ container: Container, configuration: SyncEngine.Configuration = .testing()) throws -> (SyncEngine, EventCollector) {
+        let engine = try SyncEngine(container: container, configuration: configuration)
         try engine.fetchOnce()
         engine.start()
         return (engine, EventCollector(engine: engine))
@@ -63,11 +63,8 @@ import Testing
         var configuration = SyncEngine.Configuration.testing()
         // Only the watcher wakes this engine: its timer would look long after the trust lapsed.
         configuration.pollInterval = 30
-        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
-        try engine.fetchOnce()
-        engine.start()
+        var (engine, collector) = try started(try dir.container(user: "reader"), configuration: configuration)
         defer { engine.stop() }
-        var collector = EventCollector(engine: engine)
 
         let writer = try dir.container(user: "writer").publicDatabase
         try writer.save(note("rings"))
