@@ -215,6 +215,29 @@ extension ModifyTests {
         #expect(keys.check(fetched) == Array(repeating: .verified, count: 64))
         #expect(fetched.map { $0["text"]?.stringValue } == records.map { $0["text"]?.stringValue })
     }
+
+    /// A page is prepared and checked on several threads; each verdict must land on its own line, in order.
+    @Test func eachLineOfAPageGetsItsOwnVerdictInPlace() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container()
+        let keys = try #require(container.accountKeys)
+        let records = (0..<48).map { index in
+            var record = Record(recordType: "Note", recordID: RecordID(recordName: "line-\(index)"))
+            record["text"] = .string("line number \(index)")
+            return record
+        }
+        _ = try container.publicDatabase.modifyRecords(saving: records, deleting: [])
+        var page = try records.map { try container.publicDatabase.record(for: $0.recordID) }
+        // Every third line changed after it was signed, every fifth (from the second) carries no signature.
+        for index in page.indices where index % 3 == 0 { page[index]["text"] = .string("changed \(index)") }
+        for index in page.indices where index % 5 == 1 { page[index].signature = nil }
+        let expected: [SignatureCheck] = page.indices.map { index in
+            index % 5 == 1 ? .unsigned : index % 3 == 0 ? .badSignature : .verified
+        }
+        #expect(keys.check(page) == expected)
+        // Again, from the verdicts now kept in memory.
+        #expect(keys.check(page) == expected)
+    }
 }
 
 @Suite struct ZoneTests {
