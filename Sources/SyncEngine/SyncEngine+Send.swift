@@ -291,18 +291,20 @@ extension SyncEngine {
     /// `recount: false`: fetching does not change the outbox, so the last
     /// counts stand, and counting on every fetch would cost every client two
     /// queries per commit anyone makes.
+    ///
+    /// The outbox is counted, and the status emitted, under the same lock: the send loop and the
+    /// watch on held-up writes both report, and a count one of them took before the other's must
+    /// not be emitted after it, or the last status would say a line that was sent still waits.
     func reportStatus(online: Bool?, reason: String?, recount: Bool = true) {
-        let needsCount = recount || lastStatus.withLock { $0 == nil }
-        let fresh = needsCount ? ((try? outbox.counts()) ?? (pending: 0, failed: 0)) : nil
-        let changed: SyncStatus? = lastStatus.withLock { last in
+        lastStatus.withLock { last in
+            let fresh = recount || last == nil ? ((try? outbox.counts()) ?? (pending: 0, failed: 0)) : nil
             let counts = fresh ?? (pending: last?.pending ?? 0, failed: last?.failed ?? 0)
             let isOnline = online ?? last?.online ?? true
             let status = SyncStatus(online: isOnline, pending: counts.pending, failed: counts.failed,
                                     reason: isOnline ? nil : (reason ?? last?.reason), waitingSince: waitingSince)
-            guard status != last else { return nil }
+            guard status != last else { return }
             last = status
-            return status
+            emit(.status(status))
         }
-        if let changed { emit(.status(changed)) }
     }
 }
