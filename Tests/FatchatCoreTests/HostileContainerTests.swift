@@ -35,7 +35,7 @@ struct HostileContainerTests {
         func precious(_ name: String) throws -> String {
             let path = "/home/\(HostileContainerTests.alice)/\(root.lastPathComponent)-\(name)"
             try Data("precious \(name)".utf8).write(to: URL(fileURLWithPath: path))
-            guard let user = getpwnam(HostileContainerTests.alice), chown(path, user.pointee.pw_uid, user.pointee.pw_gid) == 0, chmod(path, 0o600) == 0 else {
+            guard let user = OSUsers.ids(of: HostileContainerTests.alice), chown(path, user.uid, user.gid) == 0, chmod(path, 0o600) == 0 else {
                 throw WorkerProcess.Failure(description: "cannot give \(path) to alice")
             }
             return path
@@ -269,8 +269,8 @@ struct HostileContainerTests {
         let c = sandbox.container
         let source = sandbox.root.appendingPathComponent("mine.txt").path
         try Data("alice's attachment".utf8).write(to: URL(fileURLWithPath: source))
-        guard let alice = getpwnam(Self.alice), let group = getgrnam(Self.group) else { throw WorkerProcess.Failure(description: "no alice") }
-        chown(source, alice.pointee.pw_uid, alice.pointee.pw_gid)
+        guard let alice = OSUsers.ids(of: Self.alice), let group = OSUsers.groupID(of: Self.group) else { throw WorkerProcess.Failure(description: "no alice") }
+        chown(source, alice.uid, alice.gid)
         chmod(source, 0o600)
         try await fatchat(Self.alice, ["bot", "--container", c, "--join", "files"], input: "/attach \(source)\n")
         let asset = try #require(try FileManager.default.contentsOfDirectory(atPath: c + "/assets").first { !$0.hasPrefix(".") })
@@ -279,7 +279,7 @@ struct HostileContainerTests {
         for (entry, mode) in expected {
             let info = try status(c + entry)
             #expect(info.st_mode & 0o7777 == mode, "\(entry): \(String(info.st_mode & 0o7777, radix: 8))")
-            #expect(info.st_gid == group.pointee.gr_gid, "\(entry) belongs to the group")
+            #expect(info.st_gid == group, "\(entry) belongs to the group")
         }
         let peek = try await shell(Self.outsider, "cat \"$1/public.sqlite\" > /dev/null && echo read; ls \"$1\" > /dev/null && echo listed", [c])
         #expect(peek.lines.isEmpty, "an outsider got in: \(peek.lines)")

@@ -75,7 +75,7 @@ struct MigrateToLogsTests {
 
         // Each account's records are in a log that account owns.
         for user in [Self.alice, Self.bob] {
-            let uid = try #require(getpwnam(user)).pointee.pw_uid
+            let uid = try #require(OSUsers.ids(of: user)).uid
             let folder = "\(container)/logs/_\(uid)_\(user)"
             var info = stat()
             #expect(stat(folder, &info) == 0 && info.st_uid == uid, "\(folder)")
@@ -120,7 +120,7 @@ struct MigrateToLogsTests {
     }
 
     private static func account(_ user: String) throws -> String {
-        "_\(try #require(getpwnam(user)).pointee.pw_uid)_\(user)"
+        "_\(try #require(OSUsers.ids(of: user)).uid)_\(user)"
     }
 
     /// The log engine's caches in a user's data directories.

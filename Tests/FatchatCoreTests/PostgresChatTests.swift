@@ -59,7 +59,7 @@ struct PostgresChatTests {
         for (user, text) in [(Self.alice, "deploy at noon"), (Self.alice, "lunch is on me"), (Self.bob, "bob here")] {
             try await post(text, as: user, in: container)
         }
-        let account = { (user: String) in "_\(getpwnam(user)?.pointee.pw_uid ?? 0)_\(user)" }
+        let account = { (user: String) in "_\(OSUsers.ids(of: user)?.uid ?? 0)_\(user)" }
         #expect(try cluster.psql("SELECT role FROM fatchat.identity WHERE account = '\(account(Self.alice))'") == Self.alice)
         #expect(!FileManager.default.fileExists(atPath: container + "/keys"), "no key files beside a server")
 

@@ -89,7 +89,7 @@ struct PostgresMigrationTests {
         let rewritten = try cluster.psql("WITH done AS (UPDATE fatchat.record SET tag = 'x' WHERE owner = '\(Self.alice)' RETURNING 1) SELECT count(*) FROM done", as: Self.bob)
         #expect(rewritten == "0")
         // Nor can a member borrow the migration's exception: `fatchat.migrating` counts for the administrator only.
-        let aliceAccount = "_\(getpwnam(Self.alice)?.pointee.pw_uid ?? 0)_\(Self.alice)"
+        let aliceAccount = "_\(OSUsers.ids(of: Self.alice)?.uid ?? 0)_\(Self.alice)"
         let forged = #expect(throws: PostgresCluster.Failure.self) {
             try cluster.psql("""
                 SELECT set_config('fatchat.migrating', 'on', false);
@@ -103,7 +103,7 @@ struct PostgresMigrationTests {
         #expect(try cluster.psql("SELECT count(*) FROM fatchat.record WHERE type = 'Message'") == "5")
         // Each one's channel alert (the subscription joining saved) is on the server: copied by the migration from a
         // single file, carried by each member's own client, which has now opened the server, from its old log cache.
-        let accounts = [aliceAccount, "_\(getpwnam(Self.bob)?.pointee.pw_uid ?? 0)_\(Self.bob)"].sorted()
+        let accounts = [aliceAccount, "_\(OSUsers.ids(of: Self.bob)?.uid ?? 0)_\(Self.bob)"].sorted()
         #expect(try cluster.psql("SELECT string_agg(owner || ' ' || id, ',' ORDER BY owner, id) FROM fatchat.subscription")
                 == accounts.map { "\($0) messages.general" }.joined(separator: ","))
 

@@ -30,12 +30,12 @@ struct PostgresSecondHostTests {
 
         // The other host: bob's own folder, his password file, and a URL with the server's address and no password.
         let away = root.appendingPathComponent("other-host")
-        let bobUser = try #require(getpwnam(Self.bob)?.pointee)
+        let bobUser = try #require(OSUsers.ids(of: Self.bob))
         try FileManager.default.createDirectory(at: away, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let passFile = away.appendingPathComponent("pgpass").path
         try Data("\(host.hostAddress):\(cluster.port):\(cluster.database):\(Self.bob):correct horse\n".utf8).write(to: URL(fileURLWithPath: passFile))
         chmod(passFile, 0o600)
-        for path in [away.path, passFile] { chown(path, bobUser.pw_uid, bobUser.pw_gid) }
+        for path in [away.path, passFile] { chown(path, bobUser.uid, bobUser.gid) }
         let bobThere = host.launcher + OSUsers.launcher(for: Self.bob) + ["PGPASSFILE=\(passFile)", "XDG_DATA_HOME=\(away.path)/data"]
         let container = away.appendingPathComponent("chat").path
 

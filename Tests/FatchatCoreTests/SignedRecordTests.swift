@@ -14,7 +14,7 @@ import Testing
         try await SharedContainerFixture.fatchat(user, arguments)
     }
 
-    private static func uid(_ user: String) -> UInt32 { getpwnam(user)?.pointee.pw_uid ?? 0 }
+    private static func uid(_ user: String) -> UInt32 { OSUsers.ids(of: user)?.uid ?? 0 }
     private static func account(_ user: String) -> String { "_\(uid(user))_\(user)" }
 
     /// Forgets what `user` has seen of others' keys, so that a run starts as a first meeting.
@@ -53,7 +53,7 @@ import Testing
         let bobsKey = try String(contentsOfFile: container + "/keys/\(Self.account(Self.bob)).pub", encoding: .utf8)
         let claimed = bobsKey.replacingOccurrences(of: Self.account(Self.bob), with: Self.account(Self.alice))
         try Data(claimed.utf8).write(to: URL(fileURLWithPath: planted))
-        chown(planted, Self.uid(Self.bob), getgrnam(Self.group)?.pointee.gr_gid ?? 0)
+        chown(planted, Self.uid(Self.bob), OSUsers.groupID(of: Self.group) ?? 0)
         let afterPlant = try await fatchat(Self.bob, ["whois", "--container", container, Self.account(Self.alice)])
         #expect(afterPlant.lines.contains { $0.contains("none that can be believed") }, "\(afterPlant.lines)")
         #expect(!afterPlant.lines.contains { $0.contains(" key SHA256:") }, "\(afterPlant.lines)")

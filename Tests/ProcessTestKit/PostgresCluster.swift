@@ -28,7 +28,7 @@ public final class PostgresCluster: Sendable {
     public static var unavailableReason: String? {
         if getuid() != 0 { return "PostgreSQL tests run as root (they start the server as \(serverUser) and make OS users)" }
         if binDirectory == nil { return "PostgreSQL is not installed (apt-get install postgresql; .ci/run does)" }
-        if getpwnam(serverUser) == nil { return "there is no OS user \(serverUser) to run the server as" }
+        if OSUsers.ids(of: serverUser) == nil { return "there is no OS user \(serverUser) to run the server as" }
         return nil
     }
 
@@ -53,7 +53,7 @@ public final class PostgresCluster: Sendable {
     /// in with a password, as a server that other hosts reach would.
     public init(database: String = "fatchat", alsoListeningOn addresses: [String] = [], allowing networks: [String] = []) throws {
         if let reason = Self.unavailableReason { throw Failure(description: reason) }
-        guard let bin = Self.binDirectory, let server = getpwnam(Self.serverUser) else {
+        guard let bin = Self.binDirectory, let server = OSUsers.ids(of: Self.serverUser) else {
             throw Failure(description: "PostgreSQL is not installed")
         }
         var template = Array("/tmp/fatchat-pg-XXXXXX".utf8CString)
@@ -63,7 +63,7 @@ public final class PostgresCluster: Sendable {
         self.database = database
         listenAddresses = ["127.0.0.1"] + addresses
         // The socket lives here, so every test user must be able to reach it; only the server writes it.
-        chown(directory, server.pointee.pw_uid, server.pointee.pw_gid)
+        chown(directory, server.uid, server.gid)
         chmod(directory, 0o755)
         port = try Self.freePort()
         do {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ProcessTestKit
 import Synchronization
 import Testing
 @testable import RecordStore
@@ -45,12 +46,12 @@ import Testing
         let first = try dir.container().currentUserRecordID
         let second = try dir.container().currentUserRecordID
         #expect(first == second)
-        #expect(first.recordName == "_\(getuid())_\(String(cString: getpwuid(getuid()).pointee.pw_name))")
+        #expect(first.recordName == "_\(getuid())_\(try #require(OSUsers.account(getuid())).name)")
     }
 
     @Test func theCurrentAccountReadsTheSameOnManyThreadsAtOnce() throws {
-        let entry = try #require(getpwuid(getuid()))
-        let expected = UserIdentity(uid: getuid(), userName: String(cString: entry.pointee.pw_name), homeDirectory: String(cString: entry.pointee.pw_dir))
+        let entry = try #require(OSUsers.account(getuid()))
+        let expected = UserIdentity(uid: getuid(), userName: entry.name, homeDirectory: entry.home)
         let seen = Mutex<[UserIdentity: Int]>([:])
         DispatchQueue.concurrentPerform(iterations: 200) { _ in
             let identity = UserIdentity.current

@@ -104,8 +104,8 @@ struct OSUser: Sendable {
     }
 
     private static func lookup(_ name: String) -> OSUser? {
-        guard let entry = getpwnam(name) else { return nil }
-        return OSUser(name: name, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+        guard let ids = OSUsers.ids(of: name) else { return nil }
+        return OSUser(name: name, uid: ids.uid, gid: ids.gid)
     }
 
     /// `runuser` to this user, with `XDG_DATA_HOME` set and umask 0, then the worker.
