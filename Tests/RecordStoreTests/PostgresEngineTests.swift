@@ -246,6 +246,50 @@ struct PostgresEngineTests {
         #expect(try container.publicDatabase.save(Record(recordType: "Note")).recordType == "Note")
     }
 
+    @Test("The change feed's read is prepared once per connection; a connection whose prepared read fails is made again")
+    func theFeedIsPreparedOncePerConnection() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: .postgresql).publicDatabase
+        let storage = try #require(try (db.storage as? LazyStorage)?.storage() as? PostgresStorage)
+        func onServer(_ sql: String) throws -> [String] {
+            try storage.session.withLink { link in try link.rows(sql).map { try PostgresColumns($0).text(0, "answer") } }
+        }
+        let prepared = "SELECT name FROM pg_prepared_statements ORDER BY name"
+        #expect(try onServer(prepared) == [], "nothing is prepared before the first read")
+
+        let saved = try db.save(Record(recordType: "Note"))
+        let first = try db.fetchChanges(since: nil)
+        #expect(first.changes.map(\.recordID) == [saved.recordID])
+        let backend = try onServer("SELECT pg_backend_pid()::text")
+        #expect(try onServer(prepared) == ["fatchat_feed"])
+        #expect(try db.fetchChanges(since: first.token).changes.isEmpty)
+        #expect(try onServer(prepared) == ["fatchat_feed"], "prepared once, on the same connection")
+        #expect(try onServer("SELECT pg_backend_pid()::text") == backend)
+
+        // The server forgets it behind postgres-nio's back: the read fails once, and the connection goes.
+        _ = try storage.session.withLink { link in try link.execute("DEALLOCATE fatchat_feed") }
+        #expect(throws: StoreError.self) { try db.fetchChanges(since: nil) }
+        #expect(try onServer("SELECT pg_backend_pid()::text") != backend, "a new connection")
+        #expect(try db.fetchChanges(since: nil).changes.map(\.recordID) == [saved.recordID])
+        #expect(try onServer(prepared) == ["fatchat_feed"], "prepared again there")
+    }
+
+    @Test("Feed reads made from more tasks than Swift's pool has threads, each blocking its thread, all finish")
+    func blockingReadsOnEveryPoolThreadFinish() async throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: .postgresql).publicDatabase
+        let saved = try db.save(Record(recordType: "Note"))
+        // Each task waits on its thread for postgres-nio; the prepared read runs on the event loop, not the pool.
+        let readers = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
+        let seen = try await withThrowingTaskGroup(of: [RecordID].self) { group in
+            for _ in 0..<readers {
+                group.addTask { try db.fetchChanges(since: nil).changes.map(\.recordID) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(seen == Array(repeating: [saved.recordID], count: readers))
+    }
+
     @Test("A URL with a password, or without a database, is refused before anything is written")
     func badURLsAreRefused() throws {
         let dir = try TemporaryDirectory()

@@ -22,7 +22,9 @@ final class PostgresSession: Sendable {
     private let nextID = Atomic<Int>(1)
     /// The COMMIT that ended the last read-only transaction, sent and not waited for: nothing
     /// can be lost if it fails, so the next caller checks it instead of the reader waiting.
-    private let unsettledCommit = Mutex<(link: PostgresLink, commit: PostgresLink.Answer)?>(nil)
+    private let unsettledCommit = Mutex<(link: PostgresLink, commit: PostgresLink.Answer<PostgresQueryResult>)?>(nil)
+    /// Set by a prepared statement that failed: the connection is dropped once its caller is done, since it may keep the failure.
+    private let dropConnection = Atomic<Bool>(false)
 
     init(endpoint: PostgresEndpoint, naming: ContainerNaming) {
         self.endpoint = endpoint
@@ -55,13 +57,23 @@ final class PostgresSession: Sendable {
                 }
                 result = .failure(error)
             }
+            if dropConnection.exchange(false, ordering: .relaxed), let open = slot {
+                Self.close(open)
+                slot = nil
+            }
         }
         return try result.get()
     }
 
     /// Keeps a read-only transaction's COMMIT, sent on the connection, for the next caller to check.
-    func leaveUnsettled(_ commit: PostgresLink.Answer, on link: PostgresLink) {
+    func leaveUnsettled(_ commit: PostgresLink.Answer<PostgresQueryResult>, on link: PostgresLink) {
         unsettledCommit.withLock { $0 = (link, commit) }
+    }
+
+    /// Has the connection dropped once the caller that holds it is done: postgres-nio remembers a
+    /// statement that failed to prepare and fails it for the connection's life.
+    fileprivate func dropConnectionAfterUse() {
+        dropConnection.store(true, ordering: .relaxed)
     }
 
     /// Closes a connection without waiting, keeping it alive until it is closed (postgres-nio asserts that a connection is closed before it goes).
@@ -175,7 +187,7 @@ struct PostgresLink {
     }
 
     /// Has the next statement waited for check an answer already sent, such as a transaction's BEGIN.
-    func checkLater(_ answer: Answer, check: (@Sendable (PostgresQueryResult) throws -> Void)? = nil) {
+    func checkLater(_ answer: Answer<PostgresQueryResult>, check: (@Sendable (PostgresQueryResult) throws -> Void)? = nil) {
         unanswered.answers.withLock { $0.append((answer, check)) }
     }
 
@@ -197,7 +209,7 @@ struct PostgresLink {
     }
 
     private final class Unanswered: Sendable {
-        let answers = Mutex<[(Answer, (@Sendable (PostgresQueryResult) throws -> Void)?)]>([])
+        let answers = Mutex<[(Answer<PostgresQueryResult>, (@Sendable (PostgresQueryResult) throws -> Void)?)]>([])
     }
 
     /// Runs one statement and returns its rows. Every value goes in `binds`; `sql` holds none.
@@ -216,6 +228,38 @@ struct PostgresLink {
         try run(sql, PostgresBindings()).metadata.command
     }
 
+    /// Runs a statement that the connection keeps prepared, and returns its rows: the server parses
+    /// and plans it once per connection instead of at each call, which is most of what a short,
+    /// frequent read such as the change feed costs it. `binds` fill the statement's `$1`, `$2`, …
+    ///
+    /// postgres-nio prepares statements only through its async API. The task runs wholly on the
+    /// connection's event loop (`PostgresLoopExecutor`), never on Swift's thread pool: a caller
+    /// that blocks a pool thread while it waits (a test, say) cannot starve it, and it wakes
+    /// no more threads than `rows` does.
+    func preparedRows<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: PostgresBindings) throws -> [PostgresRow] {
+        try settle()
+        let answer = Answer<[PostgresRow]>()
+        let connection = self.connection
+        let read = PreparedRead<Statement>(bindings: binds)
+        Task(executorPreference: PostgresLoopExecutor.shared) {
+            let result: Result<[PostgresRow], any Error>
+            do {
+                var rows: [PostgresRow] = []
+                for try await row in try await connection.execute(read, logger: PostgresSession.logger) { rows.append(row) }
+                result = .success(rows)
+            } catch {
+                result = .failure(error)
+            }
+            answer.complete(result)
+        }
+        do {
+            return try wait(answer)
+        } catch {
+            session.dropConnectionAfterUse()
+            throw error
+        }
+    }
+
     /// How long a statement may go unanswered before the connection is given up.
     static let statementTimeout: Double = 60
 
@@ -229,12 +273,14 @@ struct PostgresLink {
     /// Sends one statement without waiting for its answer; `wait` gives it. Statements on one
     /// connection are answered in the order they were sent, so once a later statement's answer is
     /// in, this one's is too.
-    func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) -> Answer {
-        let answer = Answer()
-        connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresSession.logger).whenComplete { result in
-            answer.result.withLock { $0 = result }
-            answer.done.signal()
-        }
+    func send(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) -> Answer<PostgresQueryResult> {
+        answer(connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: PostgresSession.logger))
+    }
+
+    /// The answer a future will give, for `wait`.
+    private func answer<Value: Sendable>(_ future: EventLoopFuture<Value>) -> Answer<Value> {
+        let answer = Answer<Value>()
+        future.whenComplete(answer.complete)
         return answer
     }
 
@@ -246,7 +292,7 @@ struct PostgresLink {
     /// no answer within `statementTimeout`, gives the connection up and throws
     /// `serviceUnavailable`, which the outbox retries.
     @discardableResult
-    func wait(_ answer: Answer) throws -> PostgresQueryResult {
+    func wait<Value: Sendable>(_ answer: Answer<Value>) throws -> Value {
         var waited = 0.0
         while answer.result.withLock({ $0 == nil }), answer.done.wait(timeout: .now() + 0.25) == .timedOut {
             waited += 0.25
@@ -264,9 +310,15 @@ struct PostgresLink {
     }
 
     /// The answer to one statement, handed from the event loop to the caller that waits for it.
-    final class Answer: Sendable {
-        fileprivate let result = Mutex<Result<PostgresQueryResult, any Error>?>(nil)
+    final class Answer<Value: Sendable>: Sendable {
+        fileprivate let result = Mutex<Result<Value, any Error>?>(nil)
         fileprivate let done = DispatchSemaphore(value: 0)
+
+        /// Hands the result to the caller that waits for it.
+        fileprivate func complete(_ result: Result<Value, any Error>) {
+            self.result.withLock { $0 = result }
+            done.signal()
+        }
     }
 }
 
@@ -284,5 +336,34 @@ struct PostgresArguments {
     mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value?) -> String {
         binds.append(value)
         return "$\(binds.count)"
+    }
+}
+
+/// A statement that each connection keeps prepared once it has run it (`PostgresLink.preparedRows`):
+/// its SQL, and its name on the server, which must be unique within its first 63 bytes.
+protocol PreparedSQL: Sendable {
+    static var name: String { get }
+    static var sql: String { get }
+}
+
+/// A `PreparedSQL` statement with its bound values, whose rows come back as they are.
+struct PreparedRead<Statement: PreparedSQL>: PostgresPreparedStatement {
+    static var name: String { Statement.name }
+    static var sql: String { Statement.sql }
+    let bindings: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+/// The event loop of every connection as a task executor: a task that prefers it runs there,
+/// nonisolated async functions it calls included, and resumes there.
+final class PostgresLoopExecutor: TaskExecutor {
+    static let shared = PostgresLoopExecutor()
+    private let loop = PostgresSession.eventLoops.next()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
