@@ -236,6 +236,11 @@ struct PostgresLink {
     /// connection's event loop (`PostgresLoopExecutor`), never on Swift's thread pool: a caller
     /// that blocks a pool thread while it waits (a test, say) cannot starve it, and it wakes
     /// no more threads than `rows` does.
+    ///
+    /// Only for a statement waited for on its own, never one pipelined behind others: postgres-nio
+    /// sends a statement's first execution on a connection once its preparation is answered,
+    /// after whatever was sent meanwhile. So a transaction's writes, sent without waiting, stay
+    /// unnamed statements.
     func preparedRows<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: PostgresBindings) throws -> [PostgresRow] {
         try settle()
         let answer = Answer<[PostgresRow]>()
