@@ -125,16 +125,22 @@ extension PostgresAccess {
     /// statement that nobody waits for, so the writer holds the lock no longer for it. A mark
     /// that is not a number counts as 0, as `changeBounds` reads it, rather than failing the commit.
     func pruneChanges(keeping keep: Int) throws {
-        var arguments = PostgresArguments()
-        link.executeLater("""
+        var binds = PostgresBindings()
+        binds.append(Int64(keep))
+        link.executeLater(Prune.self, binds)
+    }
+
+    private enum Prune: PreparedSQL {
+        static let name = "fatchat_prune"
+        static let sql = """
             WITH cut AS (
-                SELECT bound.cutoff FROM (SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1) - \(arguments.bind(Int64(keep))) AS cutoff) bound
+                SELECT bound.cutoff FROM (SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1) - $1 AS cutoff) bound
                 JOIN fatchat.meta ON meta.key = 'pruned_through'
                     AND bound.cutoff > CASE WHEN meta.value ~ '^-?[0-9]{1,18}$' THEN meta.value::bigint ELSE 0 END
             ), pruned AS (
                 DELETE FROM fatchat.change WHERE seq <= (SELECT cutoff FROM cut)
             )
             UPDATE fatchat.meta SET value = cut.cutoff::text FROM cut WHERE meta.key = 'pruned_through'
-            """, arguments.binds)
+            """
     }
 }

@@ -23,6 +23,8 @@ final class PostgresSession: Sendable {
     /// The COMMIT that ended the last read-only transaction, sent and not waited for: nothing
     /// can be lost if it fails, so the next caller checks it instead of the reader waiting.
     private let unsettledCommit = Mutex<(link: PostgresLink, commit: PostgresLink.Answer<PostgresQueryResult>)?>(nil)
+    /// The statements the current connection has prepared, by name (`PostgresLink.executeLater`).
+    private let preparedNames = Mutex<(connection: PostgresConnection?, names: Set<String>)>((nil, []))
     /// Set by a prepared statement that failed: the connection is dropped once its caller is done, since it may keep the failure.
     private let dropConnection = Atomic<Bool>(false)
 
@@ -74,6 +76,18 @@ final class PostgresSession: Sendable {
     /// statement that failed to prepare and fails it for the connection's life.
     fileprivate func dropConnectionAfterUse() {
         dropConnection.store(true, ordering: .relaxed)
+    }
+
+    /// Whether `connection` has prepared the statement `name`.
+    fileprivate func hasPrepared(_ name: String, on connection: PostgresConnection) -> Bool {
+        preparedNames.withLock { $0.connection === connection && $0.names.contains(name) }
+    }
+
+    fileprivate func notePrepared(_ name: String, on connection: PostgresConnection) {
+        preparedNames.withLock { prepared in
+            if prepared.connection !== connection { prepared = (connection, []) }
+            prepared.names.insert(name)
+        }
     }
 
     /// Closes a connection without waiting, keeping it alive until it is closed (postgres-nio asserts that a connection is closed before it goes).
@@ -180,23 +194,40 @@ struct PostgresLink {
 
     /// Sends a statement whose answer the caller does not need now, such as an INSERT with no
     /// RETURNING: the next statement waited for (a transaction's COMMIT at the latest) checks it
-    /// first, with `check` when given. A failure there throws `DeferredFailure`: the server has
-    /// aborted the transaction, so it fails whole, not the statement that happened to wait.
-    func executeLater(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), check: (@Sendable (PostgresQueryResult) throws -> Void)? = nil) {
-        checkLater(send(sql, binds), check: check)
+    /// first. A failure there throws `DeferredFailure`: the server has aborted the transaction,
+    /// so it fails whole, not the statement that happened to wait.
+    func executeLater(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) {
+        checkLater(send(sql, binds))
+    }
+
+    /// `executeLater` for a statement the connection keeps prepared, with `check` given the rows
+    /// it returned. Its first run on a connection is waited for: postgres-nio sends that run once
+    /// the preparation is answered, behind whatever was sent meanwhile.
+    func executeLater<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: PostgresBindings, check: (@Sendable ([PostgresRow]) throws -> Void)? = nil) {
+        let answer = sendPrepared(statement, binds)
+        if !session.hasPrepared(Statement.name, on: connection), (try? wait(answer)) != nil {
+            session.notePrepared(Statement.name, on: connection)
+        }
+        later {
+            let rows = try wait(answer)
+            try check?(rows)
+        }
     }
 
     /// Has the next statement waited for check an answer already sent, such as a transaction's BEGIN.
-    func checkLater(_ answer: Answer<PostgresQueryResult>, check: (@Sendable (PostgresQueryResult) throws -> Void)? = nil) {
-        unanswered.answers.withLock { $0.append((answer, check)) }
+    func checkLater(_ answer: Answer<PostgresQueryResult>) {
+        later { _ = try wait(answer) }
+    }
+
+    private func later(_ check: @escaping @Sendable () throws -> Void) {
+        unanswered.checks.withLock { $0.append(check) }
     }
 
     /// Waits for what `executeLater` and `checkLater` left, throwing the first failure among them as `DeferredFailure`.
     func settle() throws {
-        for (answer, check) in unanswered.answers.withLock({ answers in defer { answers = [] }; return answers }) {
+        for check in unanswered.checks.withLock({ checks in defer { checks = [] }; return checks }) {
             do {
-                let result = try wait(answer)
-                try check?(result)
+                try check()
             } catch let error as StoreError {
                 throw DeferredFailure(error: error)
             }
@@ -209,7 +240,7 @@ struct PostgresLink {
     }
 
     private final class Unanswered: Sendable {
-        let answers = Mutex<[(Answer<PostgresQueryResult>, (@Sendable (PostgresQueryResult) throws -> Void)?)]>([])
+        let checks = Mutex<[@Sendable () throws -> Void]>([])
     }
 
     /// Runs one statement and returns its rows. Every value goes in `binds`; `sql` holds none.
@@ -236,33 +267,33 @@ struct PostgresLink {
     /// connection's event loop (`PostgresLoopExecutor`), never on Swift's thread pool: a caller
     /// that blocks a pool thread while it waits (a test, say) cannot starve it, and it wakes
     /// no more threads than `rows` does.
-    ///
-    /// Only for a statement waited for on its own, never one pipelined behind others: postgres-nio
-    /// sends a statement's first execution on a connection once its preparation is answered,
-    /// after whatever was sent meanwhile. So a transaction's writes, sent without waiting, stay
-    /// unnamed statements.
     func preparedRows<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: PostgresBindings) throws -> [PostgresRow] {
         try settle()
+        return try wait(sendPrepared(statement, binds))
+    }
+
+    /// Sends a statement the connection keeps prepared, through postgres-nio's async API, as a
+    /// task on the event loop. A failure drops the connection once its caller is done:
+    /// postgres-nio remembers a preparation that failed, and fails that statement for the
+    /// connection's life.
+    private func sendPrepared<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: PostgresBindings) -> Answer<[PostgresRow]> {
         let answer = Answer<[PostgresRow]>()
         let connection = self.connection
-        let read = PreparedRead<Statement>(bindings: binds)
+        let session = self.session
         Task(executorPreference: PostgresLoopExecutor.shared) {
-            let result: Result<[PostgresRow], any Error>
             do {
                 var rows: [PostgresRow] = []
-                for try await row in try await connection.execute(read, logger: PostgresSession.logger) { rows.append(row) }
-                result = .success(rows)
+                // Every row is read, so the statement is done when the task is.
+                for try await row in try await connection.execute(PreparedRead<Statement>(bindings: binds), logger: PostgresSession.logger) {
+                    rows.append(row)
+                }
+                answer.complete(.success(rows))
             } catch {
-                result = .failure(error)
+                session.dropConnectionAfterUse()
+                answer.complete(.failure(error))
             }
-            answer.complete(result)
         }
-        do {
-            return try wait(answer)
-        } catch {
-            session.dropConnectionAfterUse()
-            throw error
-        }
+        return answer
     }
 
     /// How long a statement may go unanswered before the connection is given up.

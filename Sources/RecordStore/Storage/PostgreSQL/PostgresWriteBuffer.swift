@@ -52,24 +52,22 @@ extension PostgresAccess {
     }
 
     private func send(_ saves: [PostgresWriteBuffer.Save]) {
-        var arguments = PostgresArguments()
-        let sql = """
-            INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
-            SELECT z, n, t, f::jsonb, c, m, cr, mo, tg, CASE WHEN hs THEN array_to_tsvector(string_to_array(s, ' ')) END
-            FROM unnest(\(arguments.bind(saves.map(\.zone)))::text[], \(arguments.bind(saves.map(\.name)))::text[],
-                        \(arguments.bind(saves.map(\.type)))::text[], \(arguments.bind(saves.map(\.fields)))::text[],
-                        \(arguments.bind(saves.map(\.created)))::float8[], \(arguments.bind(saves.map(\.modified)))::float8[],
-                        \(arguments.bind(saves.map(\.creator)))::text[], \(arguments.bind(saves.map(\.modifier)))::text[],
-                        \(arguments.bind(saves.map(\.tag)))::text[], \(arguments.bind(saves.map { $0.words ?? "" }))::text[],
-                        \(arguments.bind(saves.map { $0.words != nil }))::boolean[]) AS u (z, n, t, f, c, m, cr, mo, tg, s, hs)
-            ON CONFLICT (zone, name) DO UPDATE SET
-                type = excluded.type, fields = excluded.fields, modified = excluded.modified,
-                modifier = excluded.modifier, tag = excluded.tag, search = excluded.search
-            """
+        var binds = PostgresBindings()
+        binds.append(saves.map(\.zone))
+        binds.append(saves.map(\.name))
+        binds.append(saves.map(\.type))
+        binds.append(saves.map(\.fields))
+        binds.append(saves.map(\.created))
+        binds.append(saves.map(\.modified))
+        binds.append(saves.map(\.creator))
+        binds.append(saves.map(\.modifier))
+        binds.append(saves.map(\.tag))
+        binds.append(saves.map { $0.words ?? "" })
+        binds.append(saves.map { $0.words != nil })
         let names = saves.map(\.name)
-        transport.executeLater(sql, arguments.binds) { result in
-            guard result.metadata.rows == names.count else {
-                throw StoreError(.permissionFailure, "The server saved \(result.metadata.rows ?? 0) of the \(names.count) records \(names.joined(separator: ", ")): only a record's creator may change it.")
+        transport.executeLater(SaveRecords.self, binds) { saved in
+            guard saved.count == names.count else {
+                throw StoreError(.permissionFailure, "The server saved \(saved.count) of the \(names.count) records \(names.joined(separator: ", ")): only a record's creator may change it.")
             }
         }
         // The rows these statements hang off are found by zone and name: no statement waits for an ID.
@@ -85,14 +83,12 @@ extension PostgresAccess {
         }
         let links = saves.flatMap { save in save.links.map { (zone: save.zone, name: save.name, link: $0) } }
         if !links.isEmpty {
-            var insert = PostgresArguments()
-            let holders = records(links.map { ($0.zone, $0.name) }, &insert)
-            let sql = """
-                INSERT INTO fatchat.reference (holder, zone, target, cascade)
-                SELECT r.id, u.z, u.t, u.c FROM unnest(\(holders), \(insert.bind(links.map(\.link.target)))::text[], \(insert.bind(links.map(\.link.cascade)))::boolean[]) AS u (z, n, t, c)
-                JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
-                """
-            transport.executeLater(sql, insert.binds)
+            var binds = PostgresBindings()
+            binds.append(links.map(\.zone))
+            binds.append(links.map(\.name))
+            binds.append(links.map(\.link.target))
+            binds.append(links.map(\.link.cascade))
+            transport.executeLater(SaveReferences.self, binds)
         }
         let uses = saves.flatMap { save in save.hashes.map { (zone: save.zone, name: save.name, hash: $0) } }
         if !uses.isEmpty {
@@ -109,16 +105,54 @@ extension PostgresAccess {
 
     /// The change-log rows in one INSERT, numbered in the order they were logged.
     private func send(_ changes: [PostgresWriteBuffer.Change]) {
-        var arguments = PostgresArguments()
-        let sql = """
+        var binds = PostgresBindings()
+        binds.append(changes.map(\.zone))
+        binds.append(changes.map(\.name))
+        binds.append(changes.map(\.type))
+        binds.append(changes.map(\.kind))
+        binds.append(changes.map { $0.previous ?? "" })
+        binds.append(changes.map { $0.previous != nil })
+        binds.append(changes.map(\.at))
+        transport.executeLater(LogChanges.self, binds)
+    }
+
+    // The statements every save sends, kept prepared on the connection: the server would
+    // otherwise parse and plan each one again at every commit, while the writer holds the lock.
+
+    /// A batch's records in one INSERT, each a new row or an update of its creator's own; a row back for each one saved.
+    private enum SaveRecords: PreparedSQL {
+        static let name = "fatchat_save_records"
+        static let sql = """
+            INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
+            SELECT z, n, t, f::jsonb, c, m, cr, mo, tg, CASE WHEN hs THEN array_to_tsvector(string_to_array(s, ' ')) END
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[],
+                        $7::text[], $8::text[], $9::text[], $10::text[], $11::boolean[]) AS u (z, n, t, f, c, m, cr, mo, tg, s, hs)
+            ON CONFLICT (zone, name) DO UPDATE SET
+                type = excluded.type, fields = excluded.fields, modified = excluded.modified,
+                modifier = excluded.modifier, tag = excluded.tag, search = excluded.search
+            RETURNING 1
+            """
+    }
+
+    /// A batch's references, each hung off its holder found by zone and name.
+    private enum SaveReferences: PreparedSQL {
+        static let name = "fatchat_save_references"
+        static let sql = """
+            INSERT INTO fatchat.reference (holder, zone, target, cascade)
+            SELECT r.id, u.z, u.t, u.c FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[]) AS u (z, n, t, c)
+            JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
+            """
+    }
+
+    /// A batch's change-log rows, numbered in the order they were logged.
+    private enum LogChanges: PreparedSQL {
+        static let name = "fatchat_log_changes"
+        static let sql = """
             INSERT INTO fatchat.change (zone, name, type, kind, previous, at)
             SELECT z, n, t, k::smallint, CASE WHEN hp THEN p END, a
-            FROM unnest(\(arguments.bind(changes.map(\.zone)))::text[], \(arguments.bind(changes.map(\.name)))::text[],
-                        \(arguments.bind(changes.map(\.type)))::text[], \(arguments.bind(changes.map(\.kind)))::bigint[],
-                        \(arguments.bind(changes.map { $0.previous ?? "" }))::text[], \(arguments.bind(changes.map { $0.previous != nil }))::boolean[],
-                        \(arguments.bind(changes.map(\.at)))::float8[]) WITH ORDINALITY AS u (z, n, t, k, p, hp, a, o)
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::float8[])
+                WITH ORDINALITY AS u (z, n, t, k, p, hp, a, o)
             ORDER BY o
             """
-        transport.executeLater(sql, arguments.binds)
     }
 }
