@@ -375,7 +375,8 @@ struct PostgresArguments {
     }
 }
 
-/// A statement that each connection keeps prepared once it has run it (`PostgresLink.preparedRows`):
+/// A statement that each connection keeps prepared once it has run it (`PostgresLink.preparedRows`
+/// and the prepared `executeLater`):
 /// its SQL, and its name on the server, which must be unique within its first 63 bytes.
 protocol PreparedSQL: Sendable {
     static var name: String { get }
