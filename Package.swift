@@ -29,7 +29,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .target(name: "SyncEngine", dependencies: ["RecordStore"]),
+        .target(name: "SyncEngine", dependencies: ["RecordStore", "CStatfs"]),
         .target(
             name: "FatchatResources",
             path: "Resources",
@@ -85,7 +85,7 @@ let package = Package(
         ),
         .target(
             name: "TerminalUI",
-            dependencies: ["CNCurses", "FatchatCore"]
+            dependencies: ["CNCurses", "FatchatCore", "SyncEngine"]
         ),
         .executableTarget(name: "TUIDemo", dependencies: ["TerminalUI"]),
         .testTarget(

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/stat.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,4 +62,8 @@ int fatchat_fresh_status(int dirfd, const char *name, struct stat *out) {
 
 int fatchat_direct_io_flag(void) {
     return O_DIRECT;
+}
+
+int fatchat_name_this_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
 }

@@ -102,16 +102,14 @@ public final class SyncEngine: Sendable {
     public func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let syncLoops: [(String, @Sendable () -> Void)] = configuration.automaticallySync
-            ? [("fatchat.sync.fetch", fetchLoop), ("fatchat.sync.send", sendLoop)] : []
-        for (name, loop) in syncLoops + [("fatchat.sync.watch", watchLoop)] {
+            ? [("fatchat.fetch", fetchLoop), ("fatchat.send", sendLoop)] : []
+        for (name, loop) in syncLoops + [("fatchat.watch", watchLoop)] {
             loops.enter()
-            let thread = Thread { [loops] in
+            NamedThread.start(name) { [loops] in
                 Self.leaveSignalsToTheMainThread()
                 loop()
                 loops.leave()
             }
-            thread.name = name
-            thread.start()
         }
     }
 

@@ -17,4 +17,8 @@ int fatchat_fresh_status(int dirfd, const char *name, struct stat *out);
 /// O_DIRECT, which Swift's Glibc module leaves out (its value differs between architectures).
 int fatchat_direct_io_flag(void);
 
+/// pthread_setname_np(3) of the calling thread, which Swift's Glibc module leaves out; `name` must be at most
+/// 15 bytes. Returns 0 or an error number.
+int fatchat_name_this_thread(const char *name);
+
 #endif

@@ -50,12 +50,10 @@ extension ChatClient {
         let creating = try engine.outboxEntry(for: name.recordID) == nil ? Self.channelRecord(name, topic: nil) : nil
         let message = try queue(Message.record(text: text, handle: handle, in: name), creating: creating)
         let joined = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
+        NamedThread.start("fatchat.join") { [self] in
             _ = try? joinedChannel(name)
             joined.signal()
         }
-        thread.name = "fatchat.join"
-        thread.start()
         _ = joined.wait(timeout: .now() + max(0, timeout))
         return message
     }

@@ -63,12 +63,10 @@ public final class ChatClient: Sendable {
     /// the same. Queries work without the marks, only slower, until it is through.
     private static func prepareIndexesSoon(_ database: RecordDatabase) {
         let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
+        NamedThread.start("fatchat.indexes") {
             try? prepareIndexes(database)
             done.signal()
         }
-        thread.name = "fatchat.indexes"
-        thread.start()
         _ = done.wait(timeout: .now() + 1)
     }
 
