@@ -85,7 +85,7 @@ let package = Package(
         ),
         .target(
             name: "TerminalUI",
-            dependencies: ["CNCurses", "FatchatCore", "SyncEngine"]
+            dependencies: ["CNCurses", "FatchatCore"]
         ),
         .executableTarget(name: "TUIDemo", dependencies: ["TerminalUI"]),
         .testTarget(

@@ -1,7 +1,6 @@
 import FatchatCore
 import Foundation
 import Synchronization
-import SyncEngine
 
 /// Runs the full-screen client: ncurses on this thread, the chat's events behind a descriptor.
 public enum ClientApp {
@@ -154,7 +153,7 @@ struct Opening {
         let done = Done()
         self.opened = opened
         self.done = done
-        NamedThread.start("fatchat.open") {
+        HelperThread.start("fatchat.open") {
             // Until it opens: a lock held past the store's own patience gives an error, and a new try.
             while (try? client.openSharedDatabase()) == nil { Thread.sleep(forTimeInterval: 0.5) }
             done.flag.store(true, ordering: .sequentiallyConsistent)
