@@ -39,6 +39,12 @@ extension Container {
     public static func migrateToPostgres(at url: URL, to serverURL: String, naming: ContainerNaming = ContainerNaming(),
                                          progress: (String) -> Void = { _ in },
                                          copied: (_ done: Int, _ total: Int) -> Void = { _, _ in }) throws -> PostgresMigration {
+        try migrateToPostgres(at: url, to: serverURL, naming: naming, recordsPerPage: migrationPage, progress: progress, copied: copied)
+    }
+
+    /// `migrateToPostgres`, reading `recordsPerPage` records before each wait for the server.
+    static func migrateToPostgres(at url: URL, to serverURL: String, naming: ContainerNaming, recordsPerPage: Int,
+                                  progress: (String) -> Void, copied: (_ done: Int, _ total: Int) -> Void) throws -> PostgresMigration {
         let endpoint = try PostgresEndpoint(url: serverURL)
         let directory = try DirectoryHandle(path: url.path, followingLink: true, naming: naming)
         guard var descriptor = try ContainerDescriptor.read(in: directory, naming: naming) else {
@@ -67,7 +73,7 @@ extension Container {
                     throw StoreError(.internalError, "The server handed out a writer this migration does not know.")
                 }
                 return try copyPublicDatabase(from: reader, keys: keys, into: access, container: descriptor.identifier,
-                                              endpoint: endpoint, copied: copied)
+                                              endpoint: endpoint, recordsPerPage: recordsPerPage, copied: copied)
             }
         }
         var migration: PostgresMigration
@@ -106,9 +112,12 @@ extension Container {
         try switchDescriptor(descriptor, in: directory)
     }
 
+    /// How many records the copy reads before it waits for the server to have taken the batches it sent.
+    static let migrationPage = 10_000
+
     /// The copy itself, inside the server's transaction: checks, field marks, records with their change entries, keys, subscriptions.
     private static func copyPublicDatabase(from source: any StorageReader, keys: KeyDirectory, into target: PostgresAccess, container: String,
-                                           endpoint: PostgresEndpoint, copied: (Int, Int) -> Void) throws -> PostgresMigration {
+                                           endpoint: PostgresEndpoint, recordsPerPage: Int, copied: (Int, Int) -> Void) throws -> PostgresMigration {
         let link = target.link
         guard let row = try link.rows("SELECT fatchat.is_administrator(), to_regproc('fatchat.writer_of') IS NOT NULL").first else {
             throw StoreError(.internalError, "The server did not say who may migrate.")
@@ -124,7 +133,8 @@ extension Container {
         _ = try link.rows("SELECT set_config('fatchat.migrating', 'on', true)")
 
         var migration = PostgresMigration()
-        for summary in try source.recordTypeSummary() {
+        let summaries = try source.recordTypeSummary()
+        for summary in summaries {
             for (key, options) in try source.fieldMarks(recordType: summary.recordType) where !options.isEmpty {
                 try target.setFieldMark(options, key: key, recordType: summary.recordType)
             }
@@ -133,27 +143,37 @@ extension Container {
         for zone in zones where zone != ZoneID.defaultZoneName {
             throw StoreError(.invalidArguments, "The public database has a zone '\(zone)' besides the default one, which the server does not keep; nothing was migrated.")
         }
-        let ids = try source.recordIDs(inZone: ZoneID.defaultZoneName)
         var accounts = Set(keys.fileAccounts())
-        for (index, id) in ids.enumerated() {
-            let record: Record?
-            do {
-                record = try source.record(id, keys: nil)
-            } catch is DamagedRow {
-                migration.skipped += 1
-                continue
+        let total = summaries.reduce(0) { $0 + $1.count }
+        var read = 0
+        // The names a page at a time, and the server's answers waited for every few pages: what
+        // is held in memory stays the same whatever the size of the container.
+        var after: String?
+        while case let page = try source.recordIDs(inZone: ZoneID.defaultZoneName, after: after, limit: recordsPerPage), !page.isEmpty {
+            after = page.last?.recordName
+            for id in page {
+                read += 1
+                if read % 200 == 0 { copied(read, max(read, total)) }
+                let record: Record?
+                do {
+                    record = try source.record(id, keys: nil)
+                } catch is DamagedRow {
+                    migration.skipped += 1
+                    continue
+                }
+                guard let record else { continue }
+                guard let creator = record.creatorUserRecordID?.recordName, LogDirectory.uid(inAccount: creator) != nil else {
+                    migration.skipped += 1
+                    continue
+                }
+                try target.upsert(record, isNew: true)
+                try target.appendChange(id, type: record.recordType, kind: .created, previousFields: nil, date: record.modificationDate ?? Date())
+                migration.records[creator, default: 0] += 1
+                accounts.insert(creator)
             }
-            guard let record else { continue }
-            guard let creator = record.creatorUserRecordID?.recordName, LogDirectory.uid(inAccount: creator) != nil else {
-                migration.skipped += 1
-                continue
-            }
-            try target.upsert(record, isNew: true)
-            try target.appendChange(id, type: record.recordType, kind: .created, previousFields: nil, date: record.modificationDate ?? Date())
-            migration.records[creator, default: 0] += 1
-            accounts.insert(creator)
-            if index % 200 == 199 || index == ids.count - 1 { copied(index + 1, ids.count) }
+            try link.settle()
         }
+        copied(read, max(read, total))
         for account in accounts.sorted() {
             if let key = keys.key(of: account) {
                 try PostgresKeyTable.publish(account: account, text: Data(key.encoded.utf8), on: target.link)

@@ -81,7 +81,8 @@ struct ChangeScan: Sendable {
 protocol StorageReader {
     func record(_ id: RecordID, keys: Set<String>?) throws -> Record?
     func exists(_ id: RecordID) throws -> Bool
-    func recordIDs(inZone name: String) throws -> [RecordID]
+    /// Up to `limit` IDs of the zone's records whose names sort after `name` (from the first when nil), in name order.
+    func recordIDs(inZone zone: String, after name: String?, limit: Int) throws -> [RecordID]
     func zoneNames() throws -> [String]
     /// Whether saves and deletes in the zone go into the change log; `nil` when there is no such zone.
     func zoneKeepsChanges(_ name: String) throws -> Bool?
@@ -118,6 +119,15 @@ struct ChangeBounds {
 }
 
 extension StorageReader {
+    /// Every record ID in the zone, read a page at a time.
+    func recordIDs(inZone zone: String) throws -> [RecordID] {
+        var ids: [RecordID] = []
+        while case let page = try recordIDs(inZone: zone, after: ids.last?.recordName, limit: 10_000), !page.isEmpty {
+            ids += page
+        }
+        return ids
+    }
+
     /// The newest sequence number in the change log, 0 when empty.
     func latestSequence() throws -> Int64 { try changeBounds().latest }
     /// Entries up to and including this sequence were pruned; older tokens are expired.

@@ -48,7 +48,9 @@ struct LogRecordingWriter: StorageWriter {
     func record(_ id: RecordID, keys: Set<String>?) throws -> Record? { try base.record(id, keys: keys) }
     func exists(_ id: RecordID) throws -> Bool { try base.exists(id) }
     func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp { try base.lookUp(saving: records, targets: targets) }
-    func recordIDs(inZone name: String) throws -> [RecordID] { try base.recordIDs(inZone: name) }
+    func recordIDs(inZone zone: String, after name: String?, limit: Int) throws -> [RecordID] {
+        try base.recordIDs(inZone: zone, after: name, limit: limit)
+    }
     func zoneNames() throws -> [String] { try base.zoneNames() }
     func zoneKeepsChanges(_ name: String) throws -> Bool? { try base.zoneKeepsChanges(name) }
     func changes(after sequence: Int64, zone: String?, limit: Int) throws -> ChangeScan { try base.changes(after: sequence, zone: zone, limit: limit) }

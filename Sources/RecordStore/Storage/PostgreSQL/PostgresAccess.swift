@@ -150,10 +150,12 @@ struct PostgresAccess: StorageWriter {
         return try !link.rows(sql, arguments.binds).isEmpty
     }
 
-    func recordIDs(inZone name: String) throws -> [RecordID] {
+    func recordIDs(inZone zone: String, after name: String?, limit: Int) throws -> [RecordID] {
         var arguments = PostgresArguments()
-        return try link.rows("SELECT name FROM fatchat.record WHERE zone = \(arguments.bind(name))", arguments.binds).map {
-            RecordID(recordName: try PostgresColumns($0).text(0, "name"), zoneID: ZoneID(zoneName: name))
+        let after = name.map { " AND name > \(arguments.bind($0))" } ?? ""
+        let sql = "SELECT name FROM fatchat.record WHERE zone = \(arguments.bind(zone))\(after) ORDER BY name LIMIT \(arguments.bind(limit))"
+        return try link.rows(sql, arguments.binds).map {
+            RecordID(recordName: try PostgresColumns($0).text(0, "name"), zoneID: ZoneID(zoneName: zone))
         }
     }
 

@@ -82,9 +82,15 @@ struct SQLiteAccess: StorageWriter {
                           arguments: [id.zoneID.zoneName, id.recordName]) ?? false
     }
 
-    func recordIDs(inZone name: String) throws -> [RecordID] {
-        try String.fetchAll(db, sql: "SELECT name FROM record WHERE zone = ?", arguments: [name])
-            .map { RecordID(recordName: $0, zoneID: ZoneID(zoneName: name)) }
+    func recordIDs(inZone zone: String, after name: String?, limit: Int) throws -> [RecordID] {
+        // Two statements, not `(? IS NULL OR name > ?)`: behind an OR the bound would not narrow the index's range.
+        let names = if let name {
+            try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM record WHERE zone = ? AND name > ? ORDER BY name LIMIT ?"),
+                                arguments: [zone, name, limit])
+        } else {
+            try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM record WHERE zone = ? ORDER BY name LIMIT ?"), arguments: [zone, limit])
+        }
+        return names.map { RecordID(recordName: $0, zoneID: ZoneID(zoneName: zone)) }
     }
 
     // MARK: Writing
