@@ -33,6 +33,15 @@ extension Container {
     public static func migrateToLogs(at url: URL, naming: ContainerNaming = ContainerNaming(),
                                      progress: (String) -> Void = { _ in },
                                      written: (_ account: String, _ done: Int, _ total: Int) -> Void = { _, _, _ in }) throws -> Migration {
+        try migrateToLogs(at: url, naming: naming, accountsPerPass: accountsPerPass, bytesHeld: PendingLog.bytesHeld,
+                          progress: progress, written: written)
+    }
+
+    /// `migrateToLogs`, writing `accountsPerPass` accounts' logs in each pass over the file, and each log
+    /// whenever `bytesHeld` of it wait in memory.
+    static func migrateToLogs(at url: URL, naming: ContainerNaming, accountsPerPass: Int, bytesHeld: Int,
+                              progress: (String) -> Void,
+                              written: (_ account: String, _ done: Int, _ total: Int) -> Void) throws -> Migration {
         let directory = try DirectoryHandle(path: url.path, followingLink: true, naming: naming)
         guard var descriptor = try ContainerDescriptor.read(in: directory, naming: naming) else {
             throw StoreError(.badContainer, "\(url.path) is not a \(naming.programName) container (it has no \(ContainerDescriptor.fileName)).")
@@ -54,11 +63,10 @@ extension Container {
             guard let access = writer as? SQLiteAccess else {
                 throw StoreError(.internalError, "The shared file handed out a writer this migration does not know.")
             }
-            let (byAccount, skipped) = try readRecords(access.db)
+            let accounts = try creators(access.db)
             let subscriptions = try readSubscriptions(access)
-            migration.skipped = skipped
             let me = geteuid()
-            let others = Set(byAccount.keys).union(subscriptions.keys).filter { LogDirectory.uid(inAccount: $0) != me }.sorted()
+            let others = Set(accounts).union(subscriptions.keys).filter { LogDirectory.uid(inAccount: $0) != me }.sorted()
             if me != 0, !others.isEmpty {
                 throw StoreError(.permissionFailure, "Records or subscriptions in \(url.path) belong to \(others.count) other account\(others.count == 1 ? "" : "s") (\(others.prefix(3).joined(separator: ", "))), and each must go into a folder that account owns. Run the migration as root.")
             }
@@ -71,15 +79,29 @@ extension Container {
                     throw StoreError(.permissionFailure, "Cannot give \(logs.path) to the container's owner: \(DirectoryHandle.reason(errno)).")
                 }
             }
-            let total = byAccount.values.reduce(0) { $0 + $1.count }
+            let total = try Int.fetchOne(access.db, sql: "SELECT count(*) FROM record") ?? 0
             var done = 0
-            for account in byAccount.keys.sorted() {
-                let entries = byAccount[account] ?? []
-                try writeLog(entries, account: account, in: logs, container: descriptor.identifier, network: network)
-                migration.records[account] = entries.count
-                done += entries.count
-                written(account, done, total)
+            // A pass over the file for each batch of accounts, so that however many there are, only
+            // a batch's files are open at once.
+            for start in stride(from: 0, to: accounts.count, by: accountsPerPass) {
+                let batch = Set(accounts[start..<min(start + accountsPerPass, accounts.count)])
+                var pending: [String: PendingLog] = [:]
+                defer { for log in pending.values { log.discard() } }
+                try readRecords(access.db, of: batch) { entry in
+                    if pending[entry.account] == nil {
+                        pending[entry.account] = try PendingLog(account: entry.account, in: logs, container: descriptor.identifier,
+                                                                network: network, bytesHeld: bytesHeld)
+                    }
+                    try pending[entry.account]?.append(entry)
+                }
+                for (account, log) in pending.sorted(by: { $0.key < $1.key }) {
+                    try log.finish()
+                    migration.records[account] = log.count
+                    done += log.count
+                    written(account, done, total)
+                }
             }
+            migration.skipped = total - done
             for (account, stored) in subscriptions.sorted(by: { $0.key < $1.key }) {
                 try writeSubscriptions(stored, account: account, in: logs, network: network)
                 migration.subscriptions += stored.count
@@ -104,37 +126,36 @@ extension Container {
         return directory.path(of: backup)
     }
 
-    /// Every record of the shared file as a save by its creator, in the order it was last changed; rows that do not decode are counted.
-    private static func readRecords(_ db: GRDB.Database) throws -> ([String: [LogEntry]], Int) {
-        var byAccount: [String: [LogEntry]] = [:]
-        var skipped = 0
+    /// How many accounts' logs one pass over the shared file writes.
+    static let accountsPerPass = 200
+
+    /// The accounts that created records in the default zone, sorted; a creator that names no account is left out.
+    private static func creators(_ db: GRDB.Database) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT DISTINCT creator FROM record WHERE zone = ? AND typeof(creator) = 'text'",
+                            arguments: [ZoneID.defaultZoneName])
+            .filter { LogDirectory.uid(inAccount: $0) != nil }.sorted()
+    }
+
+    /// Hands `body` each record of the shared file that one of `accounts` created, as a save by its creator,
+    /// in the order the records were last changed. A row that does not decode, or that no log could hold, is passed over.
+    private static func readRecords(_ db: GRDB.Database, of accounts: Set<String>, _ body: (LogEntry) throws -> Void) throws {
         let rows = try Row.fetchCursor(db, sql: "SELECT zone, name, type, fields, created, modified, creator, tag FROM record ORDER BY modified, id")
         while let row = try rows.next() {
             // The public database has the default zone only, and replay reads no other.
-            guard let zone = String.fromDatabaseValue(row[0]), zone == ZoneID.defaultZoneName, let name = String.fromDatabaseValue(row[1]),
+            guard let creator = String.fromDatabaseValue(row[6]), accounts.contains(creator),
+                  let zone = String.fromDatabaseValue(row[0]), zone == ZoneID.defaultZoneName, let name = String.fromDatabaseValue(row[1]),
                   let type = String.fromDatabaseValue(row[2]), let fields = String.fromDatabaseValue(row[3]),
                   let created = Double.fromDatabaseValue(row[4]), created.isFinite,
                   let modified = Double.fromDatabaseValue(row[5]), modified.isFinite, modified >= 0,
-                  let creator = String.fromDatabaseValue(row[6]), LogDirectory.uid(inAccount: creator) != nil,
-                  let tag = String.fromDatabaseValue(row[7]) else {
-                skipped += 1
-                continue
-            }
+                  let tag = String.fromDatabaseValue(row[7]) else { continue }
             // A record's stamp is when it was last changed, so the creator's later edits, made with a
             // clock at today's time, come after it in every client's order.
             let time = HybridTime(milliseconds: UInt64(modified * 1000), counter: 0)
-            let entry = LogEntry(account: creator, client: UUID(), time: time,
-                                 recordID: RecordID(recordName: name, zoneID: ZoneID(zoneName: zone)),
-                                 change: .save(LogEntry.Saved(recordType: type, fields: fields, created: created,
-                                                              modified: modified, changeTag: tag)))
-            var probe: [UInt8] = []
-            guard (try? LogFormat.encode(entry, into: &probe)) != nil else {
-                skipped += 1
-                continue
-            }
-            byAccount[creator, default: []].append(entry)
+            try body(LogEntry(account: creator, client: UUID(), time: time,
+                              recordID: RecordID(recordName: name, zoneID: ZoneID(zoneName: zone)),
+                              change: .save(LogEntry.Saved(recordType: type, fields: fields, created: created,
+                                                           modified: modified, changeTag: tag))))
         }
-        return (byAccount, skipped)
     }
 
     /// Every subscription of the shared file that decodes, by owner account; the log engine keeps them in each client's cache.
@@ -173,35 +194,105 @@ extension Container {
         return folder
     }
 
-    /// Writes one account's log whole under a temporary name, gives it to the account, and renames it into place.
-    private static func writeLog(_ entries: [LogEntry], account: String, in logs: DirectoryHandle, container: String, network: Bool) throws {
-        guard let uid = LogDirectory.uid(inAccount: account) else { return }
-        let folder = try accountFolder(account, uid: uid, in: logs, network: network)
-        let client = migrationClient(container: container, account: account)
-        var bytes = LogFormat.encode(LogHeader(client: client, account: account, generation: 0))
-        for entry in entries {
+    /// One account's log as it is written: a temporary file in the account's folder, with what waits to be appended
+    /// to it, renamed into place once the pass is over. Its client ID is the same every run, so a second run replaces the first's log.
+    private final class PendingLog {
+        let uid: uid_t
+        let folder: DirectoryHandle
+        let name: String
+        let temporary: String
+        let fd: Int32
+        let client: UUID
+        let network: Bool
+        private var buffer: [UInt8]
+        private(set) var count = 0
+        private var open = true
+
+        /// How much of a log waits in memory before it is written, by default.
+        static let bytesHeld = 1 << 16
+        private let bytesHeld: Int
+
+        init(account: String, in logs: DirectoryHandle, container: String, network: Bool, bytesHeld: Int) throws {
+            guard let uid = LogDirectory.uid(inAccount: account) else {
+                throw StoreError(.internalError, "'\(account)' names no account to write a log for.")
+            }
+            self.uid = uid
+            self.network = network
+            self.bytesHeld = bytesHeld
+            folder = try accountFolder(account, uid: uid, in: logs, network: network)
+            client = migrationClient(container: container, account: account)
+            name = LogDirectory.fileName(for: client)
+            (temporary, fd) = try createTemporary(for: name, in: folder)
+            buffer = LogFormat.encode(LogHeader(client: client, account: account, generation: 0))
+        }
+
+        /// Adds a save to the log, stamped with the log's client; one no log could hold is passed over.
+        func append(_ entry: LogEntry) throws {
             var stamped = entry
             stamped.client = client
-            try LogFormat.encode(stamped, into: &bytes)
+            guard (try? LogFormat.encode(stamped, into: &buffer)) != nil else { return }
+            count += 1
+            if buffer.count >= bytesHeld { try flush() }
         }
-        try writeWhole(bytes, named: LogDirectory.fileName(for: client), in: folder, uid: uid, network: network)
+
+        private func flush() throws {
+            try writeAll(buffer, to: fd, naming: folder.path(of: temporary))
+            buffer.removeAll(keepingCapacity: true)
+        }
+
+        /// Writes the rest, makes the file durable, gives it to the account and renames it into place.
+        func finish() throws {
+            try flush()
+            // From here the descriptor is closed and the temporary file renamed or removed, whatever happens.
+            open = false
+            try finishTemporary(fd, temporary, as: name, in: folder, uid: uid, network: network)
+        }
+
+        /// Closes and removes the temporary file of a log that was not finished.
+        func discard() {
+            guard open else { return }
+            close(fd)
+            folder.remove(temporary)
+            open = false
+        }
     }
 
     /// Writes `bytes` under a temporary name in `folder`, makes them durable, gives the file to `uid`, and renames it to `name`.
     private static func writeWhole(_ bytes: [UInt8], named name: String, in folder: DirectoryHandle, uid: uid_t, network: Bool) throws {
+        let (temporary, fd) = try createTemporary(for: name, in: folder)
+        do {
+            try writeAll(bytes, to: fd, naming: folder.path(of: temporary))
+        } catch {
+            close(fd)
+            folder.remove(temporary)
+            throw error
+        }
+        try finishTemporary(fd, temporary, as: name, in: folder, uid: uid, network: network)
+    }
+
+    /// A new file beside `name` in `folder`, under a name of its own, and its descriptor.
+    private static func createTemporary(for name: String, in folder: DirectoryHandle) throws -> (name: String, fd: Int32) {
         let temporary = ".\(name).\(UUID().uuidString)"
         let mode = (try folder.status().st_mode & 0o644) | 0o200
-        let fd = try folder.createFile(temporary, mode: mode, group: nil)
+        return (temporary, try folder.createFile(temporary, mode: mode, group: nil))
+    }
+
+    /// Writes all of `bytes` to `fd`, which `path` names in errors.
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32, naming path: String) throws {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw StoreError(.serviceUnavailable, "Cannot write \(path): \(DirectoryHandle.reason(errno)).") }
+            written += count
+        }
+    }
+
+    /// Makes the temporary file durable, gives it to `uid`, closes it and renames it to `name`; on failure removes it.
+    private static func finishTemporary(_ fd: Int32, _ temporary: String, as name: String, in folder: DirectoryHandle, uid: uid_t, network: Bool) throws {
         defer { folder.remove(temporary) }
         do {
             defer { close(fd) }
-            var written = 0
-            while written < bytes.count {
-                let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { throw StoreError(.serviceUnavailable, "Cannot write \(folder.path(of: temporary)): \(DirectoryHandle.reason(errno)).") }
-                written += count
-            }
             guard fsync(fd) == 0 else { throw StoreError(.serviceUnavailable, "Cannot make \(folder.path(of: temporary)) durable: \(DirectoryHandle.reason(errno)).") }
             try give(fd, folder.path(of: temporary), to: uid, network: network)
         }
