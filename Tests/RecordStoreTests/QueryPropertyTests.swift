@@ -105,14 +105,14 @@ struct QueryPropertyTests {
         }
     }
 
-    /// The naive answer: filter with the evaluator, sort with SQLite's value order, tie-break by insertion order.
+    /// The naive answer: filter with the evaluator, sort with SQLite's value order (oldest first when the query names no order), tie-break by insertion order.
     static func expected(_ query: Query, records: [Record], searchable: Set<String>?) -> [String] {
         let order = Dictionary(uniqueKeysWithValues: records.enumerated().map { ($1.recordID, $0) })
-        let idAscending = query.sortDescriptors.last?.ascending ?? true
+        let idAscending = query.order.last?.ascending ?? true
         return records
             .filter { $0.recordType == query.recordType && query.predicate.evaluate(with: $0, searchableKeys: searchable) }
             .sorted { a, b in
-                for sort in query.sortDescriptors {
+                for sort in query.order {
                     let c = SortableValue.compare(sortValue(sort, a), sortValue(sort, b))
                     if c != 0 { return sort.ascending ? c < 0 : c > 0 }
                 }

@@ -10,6 +10,12 @@ public struct Query: Hashable, Sendable {
     public var sortDescriptors: [QuerySortDescriptor]
 
     /// A query for records of `recordType` matching `predicate`, sorted by `sortDescriptors`.
+    /// The order the records come in: `sortDescriptors`, or oldest first when there are none, then the
+    /// order they were saved in. Both engines keep an index on (type, created), so a page of a type with
+    /// millions of records costs the same however deep it is; in save order alone, SQLite sorted every
+    /// record of the type again for each page.
+    var order: [QuerySortDescriptor] { sortDescriptors.isEmpty ? [.oldestFirst] : sortDescriptors }
+
     public init(recordType: String, predicate: QueryPredicate = .all, sortDescriptors: [QuerySortDescriptor] = []) {
         self.recordType = recordType
         self.predicate = predicate
@@ -51,6 +57,8 @@ public struct QuerySortDescriptor: Hashable, Sendable {
 
     /// Newest first by creation date, the order a chat shows history in.
     public static let newestFirst = QuerySortDescriptor(key: .value(.creationDate), ascending: false)
+    /// Oldest first: the order of a query that names none.
+    public static let oldestFirst = QuerySortDescriptor(key: .value(.creationDate), ascending: true)
 
     init(key: Key, ascending: Bool) {
         self.key = key

@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresAccess {
     func records(matching request: QueryRequest) throws -> [(record: Record?, position: QueryPosition)] {
         let (sql, arguments) = PostgresQuerySQL.select(request)
-        let sortCount = request.query.sortDescriptors.count
+        let sortCount = request.query.order.count
         return try link.rows(sql, arguments.binds).map { row in
             let columns = PostgresColumns(row)
             let order = try columns.integer(PostgresQuerySQL.Column.id, "id")

@@ -27,7 +27,7 @@ struct PostgresQuerySQL {
     /// The SELECT for `request`, whose rows have the columns of `Column`.
     static func select(_ request: QueryRequest) -> (sql: String, arguments: PostgresArguments) {
         var builder = PostgresQuerySQL()
-        let sorts = request.query.sortDescriptors
+        let sorts = request.query.order
         var columns = "id, zone, name, " + PostgresAccess.recordColumns
         for sort in sorts { columns += ", to_jsonb(" + builder.sortExpression(sort.key) + ")::text" }
         var sql = "SELECT \(columns) FROM fatchat.record WHERE " + builder.matching(request.query, zone: request.zone)

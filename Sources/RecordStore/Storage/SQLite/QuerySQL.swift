@@ -35,7 +35,7 @@ struct QuerySQL {
     /// The SELECT for `request`, whose rows have the columns of `Column`.
     static func select(_ request: QueryRequest, searchableKeys: [String], validJSONOnly: Bool = false) -> (sql: String, arguments: StatementArguments) {
         var builder = QuerySQL(searchableKeys: searchableKeys, validJSONOnly: validJSONOnly)
-        let sorts = request.query.sortDescriptors
+        let sorts = request.query.order
         var columns = "id, zone, name, " + SQLiteAccess.recordColumns
         for (i, sort) in sorts.enumerated() { columns += ", " + builder.sortExpression(sort.key) + " AS s\(i)" }
         var sql = "SELECT \(columns) FROM record WHERE " + builder.matching(request.query, zone: request.zone)

@@ -21,7 +21,7 @@ extension SQLiteAccess {
 
     private func records(matching request: QueryRequest, searchableKeys searchable: [String], validJSONOnly: Bool) throws -> [(record: Record?, position: QueryPosition)] {
         let (sql, arguments) = QuerySQL.select(request, searchableKeys: searchable, validJSONOnly: validJSONOnly)
-        let sortCount = request.query.sortDescriptors.count
+        let sortCount = request.query.order.count
         // The text repeats for each page of one query (values are bound), so the statement is cached.
         // Rows are decoded from the cursor as they come, by position (see `QuerySQL.select`), not copied first.
         let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
