@@ -103,9 +103,14 @@ struct Admin: ParsableCommand {
                 container = try global.openContainer(create: false)
             } catch let error as StoreError where error.code == .badDatabase {}
             let database = container?.publicDatabase
-            // A log container has no shared file to check (one made by migration keeps only its backup).
+            // A log container has no shared file to check (one made by migration keeps only its backup);
+            // on PostgreSQL the server's rows are checked (records, dangling references, assets).
             let engine = (try? ContainerSummary.read(try global.containerURL(), naming: .fatchat))?.engine
-            var problems = engine == .log ? [] : try RecordDatabase.checkPublicDatabase(inContainer: try global.containerURL(), naming: .fatchat)
+            var problems: [String] = switch engine {
+            case .log: []
+            case .postgresql: try database?.checkIntegrity() ?? []
+            default: try RecordDatabase.checkPublicDatabase(inContainer: try global.containerURL(), naming: .fatchat)
+            }
             if let database { problems += try OrphanCheck.problems(database) }
             if let container { problems += try SignatureCheckLines.problems(container) }
             if problems.isEmpty {
