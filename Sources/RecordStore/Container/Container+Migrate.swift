@@ -94,7 +94,8 @@ extension Container {
                     }
                     try pending[entry.account]?.append(entry)
                 }
-                for (account, log) in pending.sorted(by: { $0.key < $1.key }) {
+                // An account none of whose records a log could hold gets no log, as before the logs were streamed.
+                for (account, log) in pending.sorted(by: { $0.key < $1.key }) where log.count > 0 {
                     try log.finish()
                     migration.records[account] = log.count
                     done += log.count
