@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ProcessTestKit
 import Testing
 @testable import RecordStore
@@ -17,15 +18,18 @@ struct RecordIDPagingTests {
         return names
     }
 
-    /// Every page from the first: each ID once, in name order, the page after the last empty.
+    /// Every page from the first: each ID once, in the order saved, the page after the last empty.
     private static func walk(_ storage: any RecordStorage, limit: Int) throws -> (ids: [String], pages: Int) {
         try storage.read { reader in
             var names: [String] = []
             var pages = 0
-            // At most 100 pages: a bound that let a name through again would otherwise never end.
-            while pages < 100, case let page = try reader.recordIDs(inZone: ZoneID.defaultZoneName, after: names.last, limit: limit), !page.isEmpty {
-                #expect(page.count <= limit)
-                names += page.map(\.recordName)
+            var row: Int64 = 0
+            // At most 100 pages: a bound that did not move would otherwise never end.
+            while pages < 100, case let page = try reader.recordIDs(inZone: ZoneID.defaultZoneName, afterRow: row, limit: limit),
+                  let last = page.lastRow {
+                #expect(page.ids.count <= limit && last > row)
+                names += page.ids.map(\.recordName)
+                row = last
                 pages += 1
             }
             return (names, pages)
@@ -38,17 +42,29 @@ struct RecordIDPagingTests {
         let container = try dir.container(engine: engine)
         let saved = try Self.saveMessages(23, in: container)
         let everything = try container.publicDatabase.storage.read { try $0.recordIDs(inZone: ZoneID.defaultZoneName) }.map(\.recordName)
-        #expect(Set(saved).isSubset(of: everything))
+        #expect(Set(saved).isSubset(of: everything) && Set(everything).count == everything.count)
 
         let (walked, pages) = try Self.walk(container.publicDatabase.storage, limit: 5)
-        #expect(walked.count == everything.count && Set(walked) == Set(everything), "\(walked) against \(everything)")
+        #expect(walked == everything, "\(walked) against \(everything)")
         #expect(pages == (everything.count + 4) / 5)
-        #expect(walked.filter { $0.hasPrefix("m") } == saved, "the messages in name order: \(walked)")
-        // After the last name there is nothing, and a bound between two names starts at the next.
-        #expect(try container.publicDatabase.storage.read { try $0.recordIDs(inZone: ZoneID.defaultZoneName, after: "m22", limit: 5) }
-                    .filter { $0.recordName.hasPrefix("m") }.isEmpty)
-        #expect(try container.publicDatabase.storage.read { try $0.recordIDs(inZone: ZoneID.defaultZoneName, after: "m10x", limit: 2) }
-                    .map(\.recordName) == ["m11", "m12"])
+        #expect(try container.publicDatabase.storage.read { try $0.recordIDs(inZone: ZoneID.defaultZoneName, afterRow: .max, limit: 5) }.lastRow == nil)
+    }
+
+    /// A name planted as a blob, or with a NUL in it, reads back as other text (a bound on names stood still
+    /// at it, and the walk never ended); paging by row number ends, each row read once.
+    @Test func aPlantedNameCannotHoldThePagingInPlace() throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: .sqlite)
+        _ = try Self.saveMessages(12, in: container)
+        let file = try DatabaseQueue(path: dir.path("container").appendingPathComponent(ContainerDirectory.databaseName).path)
+        try file.write { db in
+            try db.execute(sql: "UPDATE record SET name = x'6d3035' WHERE name = 'm05'")
+            try db.execute(sql: "UPDATE record SET name = 'm07' || char(0) || 'x' WHERE name = 'm07'")
+        }
+        try file.close()
+        let (walked, pages) = try Self.walk(container.publicDatabase.storage, limit: 1)
+        #expect(pages < 100, "the walk did not end: \(walked.suffix(5))")
+        #expect(walked.filter { $0.hasPrefix("m") }.count == 12 && pages == walked.count, "\(walked)")
     }
 
     /// A migration reads and sends the records a page at a time, and waits for the server after each:
@@ -71,5 +87,42 @@ struct RecordIDPagingTests {
         #expect(moved.engine == .postgresql)
         let after = try moved.publicDatabase.storage.read { try $0.recordIDs(inZone: ZoneID.defaultZoneName) }.map(\.recordName)
         #expect(after.count == before.count && Set(after) == Set(before), "before: \(before)\nafter: \(after)")
+    }
+}
+
+/// `created` planted as blobs in more rows than a page holds: an unsorted query (oldest first) and one newest
+/// first both come to an end, each readable record once. The cursor kept a blob as its base64 text, which
+/// sorts before every blob, so each page started again at the first of them.
+@Suite struct PlantedDatePagingTests {
+    @Test(arguments: [[QuerySortDescriptor](), [.newestFirst]])
+    func blobDatesCannotHoldTheCursorInPlace(sorts: [QuerySortDescriptor]) throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: .sqlite)
+        for k in 0..<30 {
+            var message = Record(recordType: "Message", recordID: RecordID(recordName: String(format: "m%02d", k)))
+            message["text"] = .string("message \(k)")
+            _ = try container.publicDatabase.save(message)
+        }
+        let file = try DatabaseQueue(path: dir.path("container").appendingPathComponent(ContainerDirectory.databaseName).path)
+        try file.write { db in
+            try db.execute(sql: "UPDATE record SET created = x'00' WHERE name < 'm12'")
+            try db.execute(sql: "UPDATE record SET created = x'0001' WHERE name >= 'm12' AND name < 'm15'")
+        }
+        try file.close()
+
+        let query = Query(recordType: "Message", sortDescriptors: sorts)
+        var names: [String] = []
+        var page = try container.publicDatabase.records(matching: query, resultsLimit: 5)
+        names += page.records.map(\.recordID.recordName)
+        var pages = 1
+        while let cursor = page.cursor, pages < 100 {
+            page = try container.publicDatabase.records(continuing: cursor, resultsLimit: 5)
+            names += page.records.map(\.recordID.recordName)
+            pages += 1
+        }
+        #expect(page.cursor == nil, "still paging after \(pages) pages: \(names.suffix(10))")
+        #expect(Set(names).count == names.count, "a record came twice: \(names)")
+        // The 15 untouched records are readable; those whose date is a blob are skipped as damaged or read, never twice.
+        #expect(Set(names).isSuperset(of: (15..<30).map { String(format: "m%02d", $0) }), "\(names)")
     }
 }

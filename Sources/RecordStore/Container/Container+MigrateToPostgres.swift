@@ -148,10 +148,10 @@ extension Container {
         var read = 0
         // The names a page at a time, and the server's answers waited for every few pages: what
         // is held in memory stays the same whatever the size of the container.
-        var after: String?
-        while case let page = try source.recordIDs(inZone: ZoneID.defaultZoneName, after: after, limit: recordsPerPage), !page.isEmpty {
-            after = page.last?.recordName
-            for id in page {
+        var after: Int64 = 0
+        while case let page = try source.recordIDs(inZone: ZoneID.defaultZoneName, afterRow: after, limit: recordsPerPage), let last = page.lastRow {
+            after = last
+            for id in page.ids {
                 read += 1
                 if read % 200 == 0 { copied(read, max(read, total)) }
                 let record: Record?

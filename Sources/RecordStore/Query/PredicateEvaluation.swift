@@ -9,18 +9,22 @@ enum SortableValue: Hashable, Sendable, Codable, Comparable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    /// A blob, which only a hand-planted column holds (a `created` written as `x'00'`, say); SQLite sorts it after
+    /// all text. A cursor keeps it as a blob, so that the next page's bound sorts where the row did.
+    case blob(Data)
 
     private var rank: Int {
         switch self {
         case .null: 0
         case .integer, .real: 1
         case .text: 2
+        case .blob: 3
         }
     }
 
     static func < (a: SortableValue, b: SortableValue) -> Bool { compare(a, b) < 0 }
 
-    /// -1, 0 or 1, with SQLite's rules: integers and reals compare by value, text by UTF-8 bytes.
+    /// -1, 0 or 1, with SQLite's rules: integers and reals compare by value, text by UTF-8 bytes, blobs by bytes.
     static func compare(_ a: SortableValue, _ b: SortableValue) -> Int {
         if a.rank != b.rank { return a.rank < b.rank ? -1 : 1 }
         switch (a, b) {
@@ -31,6 +35,8 @@ enum SortableValue: Hashable, Sendable, Codable, Comparable {
         case (.text(let x), .text(let y)):
             let (p, q) = (Array(x.utf8), Array(y.utf8))
             return p == q ? 0 : (p.lexicographicallyPrecedes(q) ? -1 : 1)
+        case (.blob(let x), .blob(let y)):
+            return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
         default: return 0
         }
     }

@@ -81,8 +81,10 @@ struct ChangeScan: Sendable {
 protocol StorageReader {
     func record(_ id: RecordID, keys: Set<String>?) throws -> Record?
     func exists(_ id: RecordID) throws -> Bool
-    /// Up to `limit` IDs of the zone's records whose names sort after `name` (from the first when nil), in name order.
-    func recordIDs(inZone zone: String, after name: String?, limit: Int) throws -> [RecordID]
+    /// Up to `limit` IDs of the zone's records whose row number is past `row`, in row order, and the last row number
+    /// read (nil when none was). The row number, an integer that only grows, is the bound, never the name: a
+    /// name someone stored as a blob or with a NUL reads back as other text, and a bound on it could stand still.
+    func recordIDs(inZone zone: String, afterRow row: Int64, limit: Int) throws -> (ids: [RecordID], lastRow: Int64?)
     func zoneNames() throws -> [String]
     /// Whether saves and deletes in the zone go into the change log; `nil` when there is no such zone.
     func zoneKeepsChanges(_ name: String) throws -> Bool?
@@ -122,8 +124,10 @@ extension StorageReader {
     /// Every record ID in the zone, read a page at a time.
     func recordIDs(inZone zone: String) throws -> [RecordID] {
         var ids: [RecordID] = []
-        while case let page = try recordIDs(inZone: zone, after: ids.last?.recordName, limit: 10_000), !page.isEmpty {
-            ids += page
+        var row: Int64 = 0
+        while case let page = try recordIDs(inZone: zone, afterRow: row, limit: 10_000), let last = page.lastRow {
+            ids += page.ids
+            row = last
         }
         return ids
     }

@@ -48,8 +48,8 @@ struct LogRecordingWriter: StorageWriter {
     func record(_ id: RecordID, keys: Set<String>?) throws -> Record? { try base.record(id, keys: keys) }
     func exists(_ id: RecordID) throws -> Bool { try base.exists(id) }
     func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp { try base.lookUp(saving: records, targets: targets) }
-    func recordIDs(inZone zone: String, after name: String?, limit: Int) throws -> [RecordID] {
-        try base.recordIDs(inZone: zone, after: name, limit: limit)
+    func recordIDs(inZone zone: String, afterRow row: Int64, limit: Int) throws -> (ids: [RecordID], lastRow: Int64?) {
+        try base.recordIDs(inZone: zone, afterRow: row, limit: limit)
     }
     func zoneNames() throws -> [String] { try base.zoneNames() }
     func zoneKeepsChanges(_ name: String) throws -> Bool? { try base.zoneKeepsChanges(name) }

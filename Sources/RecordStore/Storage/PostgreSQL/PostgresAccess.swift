@@ -150,13 +150,17 @@ struct PostgresAccess: StorageWriter {
         return try !link.rows(sql, arguments.binds).isEmpty
     }
 
-    func recordIDs(inZone zone: String, after name: String?, limit: Int) throws -> [RecordID] {
+    func recordIDs(inZone zone: String, afterRow row: Int64, limit: Int) throws -> (ids: [RecordID], lastRow: Int64?) {
         var arguments = PostgresArguments()
-        let after = name.map { " AND name > \(arguments.bind($0))" } ?? ""
-        let sql = "SELECT name FROM fatchat.record WHERE zone = \(arguments.bind(zone))\(after) ORDER BY name LIMIT \(arguments.bind(limit))"
-        return try link.rows(sql, arguments.binds).map {
-            RecordID(recordName: try PostgresColumns($0).text(0, "name"), zoneID: ZoneID(zoneName: zone))
+        let sql = "SELECT id, name FROM fatchat.record WHERE zone = \(arguments.bind(zone)) AND id > \(arguments.bind(row)) ORDER BY id LIMIT \(arguments.bind(limit))"
+        var ids: [RecordID] = []
+        var last: Int64?
+        for row in try link.rows(sql, arguments.binds) {
+            let columns = PostgresColumns(row)
+            last = try columns.integer(0, "id")
+            ids.append(RecordID(recordName: try columns.text(1, "name"), zoneID: ZoneID(zoneName: zone)))
         }
+        return (ids, last)
     }
 
     func zoneNames() throws -> [String] {

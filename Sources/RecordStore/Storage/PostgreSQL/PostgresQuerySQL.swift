@@ -211,7 +211,7 @@ struct PostgresQuerySQL {
             switch value {
             case .integer(let i): return arguments.bind(Double(i)) + "::float8"
             case .real(let d): return arguments.bind(d) + "::float8"
-            case .text, .null: return "NULL::float8"
+            case .text, .null, .blob: return "NULL::float8"
             }
         case .value(let key):
             switch key {
@@ -219,7 +219,7 @@ struct PostgresQuerySQL {
                 switch value {
                 case .integer(let i): return arguments.bind(Double(i)) + "::float8"
                 case .real(let d): return arguments.bind(d) + "::float8"
-                case .text, .null: return "NULL::float8"
+                case .text, .null, .blob: return "NULL::float8"
                 }
             case .creatorUserRecordID, .recordID:
                 if case .text(let s) = value { return arguments.bind(s) + "::text" }
@@ -230,7 +230,8 @@ struct PostgresQuerySQL {
                 case .real(let d): return "to_jsonb(\(arguments.bind(d))::float8)"
                 // A list or location sorts by its JSON text; anything else that reads as text is a string.
                 case .text(let s): return s.hasPrefix("[") || s.hasPrefix("{") ? "\(arguments.bind(s))::jsonb" : "to_jsonb(\(arguments.bind(s))::text)"
-                case .null: return "NULL::jsonb"
+                // The server's columns are typed and give no blob; only a cursor made elsewhere could hold one.
+                case .null, .blob: return "NULL::jsonb"
                 }
             }
         }

@@ -258,6 +258,7 @@ struct QuerySQL {
         case .integer(let i): return bind(i)
         case .real(let d): return bind(d)
         case .text(let s): return bind(s)
+        case .blob(let data): return bind(data)
         }
     }
 
@@ -268,7 +269,7 @@ struct QuerySQL {
         case .int64(let i): .integer(i)
         case .double(let d): .real(d)
         case .string(let s): .text(s)
-        case .blob(let b): .text(b.base64EncodedString())
+        case .blob(let b): .blob(b)
         }
     }
 }

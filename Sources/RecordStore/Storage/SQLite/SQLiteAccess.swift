@@ -82,15 +82,19 @@ struct SQLiteAccess: StorageWriter {
                           arguments: [id.zoneID.zoneName, id.recordName]) ?? false
     }
 
-    func recordIDs(inZone zone: String, after name: String?, limit: Int) throws -> [RecordID] {
-        // Two statements, not `(? IS NULL OR name > ?)`: behind an OR the bound would not narrow the index's range.
-        let names = if let name {
-            try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM record WHERE zone = ? AND name > ? ORDER BY name LIMIT ?"),
-                                arguments: [zone, name, limit])
-        } else {
-            try String.fetchAll(db.cachedStatement(sql: "SELECT name FROM record WHERE zone = ? ORDER BY name LIMIT ?"), arguments: [zone, limit])
+    func recordIDs(inZone zone: String, afterRow row: Int64, limit: Int) throws -> (ids: [RecordID], lastRow: Int64?) {
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT id, name FROM record WHERE zone = ? AND id > ? ORDER BY id LIMIT ?"),
+                                       arguments: [zone, row, limit])
+        var ids: [RecordID] = []
+        var last: Int64?
+        while let row = try rows.next() {
+            // `id` is the rowid, an integer; a name that reads as no text at all is a damaged row, which `admin check` lists.
+            last = Int64.fromDatabaseValue(try StoredColumns.value(row, 0)) ?? last
+            if let name = String.fromDatabaseValue(try StoredColumns.value(row, 1)) {
+                ids.append(RecordID(recordName: name, zoneID: ZoneID(zoneName: zone)))
+            }
         }
-        return names.map { RecordID(recordName: $0, zoneID: ZoneID(zoneName: zone)) }
+        return (ids, last)
     }
 
     // MARK: Writing
