@@ -21,7 +21,7 @@ import Testing
 
     /// The body runs under the name it was given, whatever thread started it; a name past Linux's
     /// 15 bytes is cut there, not refused (which would leave the starter's name).
-    @Test(arguments: [("fatchat.test", "fatchat.test"), ("fatchat.much-too-long", "fatchat.much-to")])
+    @Test(arguments: [("fatchat.test", "fatchat.test"), ("fatchat.much-too-long", "fatchat.much-to"), ("fatchat.abcdefé", "fatchat.abcdef")])
     func theBodyRunsUnderItsName(given: String, kept: String) {
         let seen = Mutex<String?>(nil)
         let done = DispatchSemaphore(value: 0)
