@@ -8,7 +8,7 @@ import Testing
 @Suite(.startsProcesses)
 struct RecordIDPagingTests {
     /// Saves messages `m00`…, in shuffled order, and returns their names.
-    private static func saveMessages(_ count: Int, in container: Container) throws -> [String] {
+    fileprivate static func saveMessages(_ count: Int, in container: Container) throws -> [String] {
         let names = (0..<count).map { String(format: "m%02d", $0) }
         for name in names.shuffled() {
             var message = Record(recordType: "Message", recordID: RecordID(recordName: name))
@@ -98,11 +98,7 @@ struct RecordIDPagingTests {
     func blobDatesCannotHoldTheCursorInPlace(sorts: [QuerySortDescriptor]) throws {
         let dir = try TemporaryDirectory()
         let container = try dir.container(engine: .sqlite)
-        for k in 0..<30 {
-            var message = Record(recordType: "Message", recordID: RecordID(recordName: String(format: "m%02d", k)))
-            message["text"] = .string("message \(k)")
-            _ = try container.publicDatabase.save(message)
-        }
+        _ = try RecordIDPagingTests.saveMessages(30, in: container)
         let file = try DatabaseQueue(path: dir.path("container").appendingPathComponent(ContainerDirectory.databaseName).path)
         try file.write { db in
             try db.execute(sql: "UPDATE record SET created = x'00' WHERE name < 'm12'")
