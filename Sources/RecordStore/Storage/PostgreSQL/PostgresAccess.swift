@@ -111,13 +111,11 @@ struct PostgresAccess: StorageWriter {
         let all = Array(Set(ids + targets))
         let types = Array(Set(records.map(\.recordType)).filter { memo.searchableKeys[$0] == nil })
         guard !all.isEmpty else { return SaveLookUp() }
-        var arguments = PostgresArguments()
-        let recordsAnswer = link.send("""
-            SELECT r.zone, r.name, \(Self.recordColumns(of: "r"))
-            FROM fatchat.record r
-            JOIN unnest(\(arguments.bind(all.map(\.zoneID.zoneName)))::text[], \(arguments.bind(all.map(\.recordName)))::text[]) AS w (zone, name)
-            ON r.zone = w.zone AND r.name = w.name
-            """, arguments.binds)
+        var binds = PostgresBindings()
+        binds.append(all.map(\.zoneID.zoneName))
+        binds.append(all.map(\.recordName))
+        // Waited for below, before anything that must follow it is sent.
+        let recordsAnswer = link.sendPrepared(LookUp.self, binds)
         var marks = PostgresArguments()
         let marksAnswer = types.isEmpty ? nil
             : link.send("SELECT type, key, options FROM fatchat.field_mark WHERE type = ANY(\(marks.bind(types))::text[])", marks.binds)
@@ -125,7 +123,7 @@ struct PostgresAccess: StorageWriter {
         var found = SaveLookUp()
         for id in ids { found.stored[id] = .some(nil) }
         let saving = Set(ids)
-        for row in try link.wait(recordsAnswer).rows {
+        for row in try link.wait(recordsAnswer) {
             let columns = PostgresColumns(row)
             let id = RecordID(recordName: try columns.text(1, "name"), zoneID: ZoneID(zoneName: try columns.text(0, "zone")))
             found.existing.insert(id)
@@ -142,6 +140,18 @@ struct PostgresAccess: StorageWriter {
             for type in types { memo.searchableKeys[type] = Self.searchableKeys(byType[type] ?? [:]) }
         }
         return found
+    }
+
+    /// The look-up of a batch of saves, kept prepared: every commit runs it, so the server plans it
+    /// once per connection. `$1` and `$2` are the records' zones and names, side by side.
+    private enum LookUp: PreparedSQL {
+        static let name = "fatchat_look_up"
+        static let sql = """
+            SELECT r.zone, r.name, \(recordColumns(of: "r"))
+            FROM fatchat.record r
+            JOIN unnest($1::text[], $2::text[]) AS w (zone, name)
+            ON r.zone = w.zone AND r.name = w.name
+            """
     }
 
     func exists(_ id: RecordID) throws -> Bool {

@@ -276,7 +276,11 @@ struct PostgresLink {
     /// task on the event loop. A failure drops the connection once its caller is done:
     /// postgres-nio remembers a preparation that failed, and fails that statement for the
     /// connection's life.
-    private func sendPrepared<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: PostgresBindings) -> Answer<[PostgresRow]> {
+    ///
+    /// Its first run on a connection goes out only once the preparation is answered, behind
+    /// whatever was sent meanwhile; so a caller sends nothing that must follow it before it
+    /// waited for the answer (or uses the prepared `executeLater`, which sees to that).
+    func sendPrepared<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: PostgresBindings) -> Answer<[PostgresRow]> {
         let answer = Answer<[PostgresRow]>()
         let connection = self.connection
         let session = self.session
