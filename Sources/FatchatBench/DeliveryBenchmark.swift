@@ -25,7 +25,7 @@ struct DeliveryBenchmark {
         for mode in [JournalMode.local, .network] {
             for receivers in receiverCounts {
                 let baseline = try pipeLatencies(receivers: receivers, interval: 1 / perSecond)
-                let (latencies, lost, cpu) = try engineLatencies(mode: mode, receivers: receivers)
+                let (latencies, lost, cpu, commits) = try engineLatencies(mode: mode, receivers: receivers)
                 let measured = Distribution(latencies), floor = Distribution(baseline)
                 let where_ = mode == .local ? "local" : "network"
                 var note = "\(messages) commits, \(Self.pace(interval(mode))), × \(receivers) receiver(s); \(lost) deliveries missing; \(cpu.note)."
@@ -42,6 +42,7 @@ struct DeliveryBenchmark {
                 if mode == .local, receivers == receiverCounts.first {
                     try compareWithChatter(receivers: receivers, without: measured, into: &report)
                 }
+                report.add(Self.commitFigure(commits, id: "delivery.\(where_).\(receivers).commit", where: where_, receivers: receivers))
                 report.add(cpu.figure(id: "delivery.\(where_).\(receivers).cpu", label: "CPU per delivered message, per receiver, \(where_), \(receivers) receiver(s)",
                                       receivers: receivers, target: mode == .local ? 0.1 : nil))
                 report.add(Figure(id: "delivery.\(where_).\(receivers).lost", label: "deliveries not seen within \(Int(Double(messages) * interval(mode) * 1.5 + 30)) s, \(where_), \(receivers) receiver(s)",
@@ -55,7 +56,7 @@ struct DeliveryBenchmark {
     private func runOnServer(_ url: String, into report: inout Report) throws {
         for receivers in postgresReceiverCounts {
             let baseline = try pipeLatencies(receivers: receivers, interval: 1 / perSecond)
-            let (latencies, lost, cpu) = try engineLatencies(mode: .local, receivers: receivers, postgresURL: url)
+            let (latencies, lost, cpu, commits) = try engineLatencies(mode: .local, receivers: receivers, postgresURL: url)
             let measured = Distribution(latencies), floor = Distribution(baseline)
             let note = "\(messages) commits, \(Self.pace(interval(.local))), × \(receivers) receiver(s) through PostgreSQL (\(url)), LISTEN/NOTIFY then a fetch from the token; \(lost) deliveries missing; \(cpu.note). Each receiver holds two connections (LISTEN and queries)."
             for (quantile, value, base, limit) in [("p50", measured.p50, floor.p50, 5.0), ("p99", measured.p99, floor.p99, 25.0)] {
@@ -64,6 +65,7 @@ struct DeliveryBenchmark {
                                   value: value, unit: "ms", baseline: base, baselineLabel: "pipe wake-up", target: .atMost(limit, "ms"),
                                   distribution: measured, runs: latencies.count, note: quantile == "p50" ? note : nil))
             }
+            report.add(Self.commitFigure(commits, id: "delivery.postgresql.\(receivers).commit", where: "postgresql", receivers: receivers))
             report.add(cpu.figure(id: "delivery.postgresql.\(receivers).cpu", label: "CPU per delivered message, per receiver, postgresql, \(receivers) receiver(s)",
                                   receivers: receivers))
             report.add(Figure(id: "delivery.postgresql.\(receivers).lost", label: "deliveries not seen, postgresql, \(receivers) receiver(s)",
@@ -77,7 +79,7 @@ struct DeliveryBenchmark {
 
     /// Delivery again with typing and presence records being written the whole time, against the run without, in this run.
     private func compareWithChatter(receivers: Int, without: Distribution, into report: inout Report) throws {
-        let (latencies, lost, _) = try engineLatencies(mode: .local, receivers: receivers, chatter: true)
+        let (latencies, lost, _, _) = try engineLatencies(mode: .local, receivers: receivers, chatter: true)
         let with = Distribution(latencies)
         let note = "\(Self.typists) typists each writing a Typing record every 3 s and a Presence record every 60 s (records of their own, overwritten) during the \(messages) commits; \(lost) deliveries missing. Baseline: the run just before without them."
         for (quantile, value, base) in [("p50", with.p50, without.p50), ("p99", with.p99, without.p99)] {
@@ -100,7 +102,10 @@ struct DeliveryBenchmark {
         "\(Int((1 / interval).rounded())) a second"
     }
 
-    private func engineLatencies(mode: JournalMode, receivers: Int, chatter: Bool = false, postgresURL: String? = nil) throws -> (latencies: [Double], lost: Int, cpu: ReceiverCPU) {
+    /// Each message's latency in every receiver, the deliveries missing, the receivers' CPU, and how long
+    /// each of the sender's saves took (ms): the part of a latency spent before anyone could be told.
+    private func engineLatencies(mode: JournalMode, receivers: Int, chatter: Bool = false, postgresURL: String? = nil)
+        throws -> (latencies: [Double], lost: Int, cpu: ReceiverCPU, commits: [Double]) {
         let directory = work.appendingPathComponent("delivery-\(postgresURL == nil ? mode.rawValue : "postgresql")-\(receivers)\(chatter ? "-chatter" : "")")
         try? FileManager.default.removeItem(at: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -123,14 +128,26 @@ struct DeliveryBenchmark {
             chatterDone.flag.store(true, ordering: .sequentiallyConsistent)
             chatterThread?.wait()
         }
+        var commits: [Double] = []
         for _ in 0..<messages {
             // Jitter the pace, so sends do not lock into step with the receivers' poll timers.
             usleep(UInt32(interval * Double.random(in: 0.5...1.5) * 1_000_000))
-            let record = Seeder.message(text: "t=\(Clock.realtime())", handle: "sender", in: channel)
+            let sent = Clock.realtime()
+            let record = Seeder.message(text: "t=\(sent)", handle: "sender", in: channel)
             _ = try container.publicDatabase.save(record)
+            commits.append(Double(Clock.realtime() &- sent) / 1e6)
         }
         let (latencies, lost) = collect(children, timeout: timeout)
-        return (latencies, lost, Self.receiverCPU(children, messages: messages))
+        return (latencies, lost, Self.receiverCPU(children, messages: messages), commits)
+    }
+
+    /// The sender's saves alone, from the time a message carries to the return of its commit: how much
+    /// of a delivery's latency passed before a receiver could hear of it.
+    private static func commitFigure(_ commits: [Double], id: String, where place: String, receivers: Int) -> Figure {
+        let measured = Distribution(commits)
+        return Figure(id: id, label: "the sender's save alone (part of the latency above), \(place), \(receivers) receiver(s), p50",
+                      value: measured.p50, unit: "ms", distribution: measured, runs: commits.count,
+                      note: "From the send time the message carries to the return of its save; p99 \(Report.format(measured.p99)) ms.")
     }
 
     /// Each receiver's CPU from its first fetch (when it said `ready`) to its last delivery, per message; the median over receivers.
