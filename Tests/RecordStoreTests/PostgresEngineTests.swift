@@ -259,7 +259,7 @@ struct PostgresEngineTests {
         #expect(try onServer(prepared) == [], "nothing is prepared before the first read")
 
         let saved = try db.save(Record(recordType: "Note"))
-        #expect(try onServer(writes) == ["fatchat_log_changes", "fatchat_look_up", "fatchat_prune", "fatchat_save_records"], "a save's statements")
+        #expect(try onServer(writes) == ["fatchat_field_marks", "fatchat_log_changes", "fatchat_look_up", "fatchat_prune", "fatchat_save_records"], "a save's statements")
         #expect(try db.save(Record(recordType: "Note")).recordType == "Note", "a second save sends them again, prepared")
         let first = try db.fetchChanges(since: nil, limit: 1)
         #expect(first.changes.map(\.recordID) == [saved.recordID])

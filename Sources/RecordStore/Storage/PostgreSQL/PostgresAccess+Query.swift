@@ -34,8 +34,20 @@ extension PostgresAccess {
     }
 
     func fieldMarks(recordType: String) throws -> [String: FieldIndexOptions] {
-        var arguments = PostgresArguments()
-        return try Self.fieldMarks(link.rows("SELECT type, key, options FROM fatchat.field_mark WHERE type = \(arguments.bind(recordType))", arguments.binds))[recordType] ?? [:]
+        try Self.fieldMarks(link.preparedRows(FieldMarks.self, FieldMarks.binds([recordType])))[recordType] ?? [:]
+    }
+
+    /// The field marks of some record types, kept prepared: a commit reads its records' types' marks
+    /// each time (they say what the search text is made of), so the server plans it once per connection.
+    enum FieldMarks: PreparedSQL {
+        static let name = "fatchat_field_marks"
+        static let sql = "SELECT type, key, options FROM fatchat.field_mark WHERE type = ANY($1::text[])"
+
+        static func binds(_ types: [String]) -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(types)
+            return binds
+        }
     }
 
     /// Field marks by type and key, from rows of (type, key, options); a key that is no field key is left out.

@@ -116,9 +116,8 @@ struct PostgresAccess: StorageWriter {
         binds.append(all.map(\.recordName))
         // Waited for below, before anything that must follow it is sent.
         let recordsAnswer = link.sendPrepared(LookUp.self, binds)
-        var marks = PostgresArguments()
-        let marksAnswer = types.isEmpty ? nil
-            : link.send("SELECT type, key, options FROM fatchat.field_mark WHERE type = ANY(\(marks.bind(types))::text[])", marks.binds)
+        // Two reads, so neither has to follow the other.
+        let marksAnswer = types.isEmpty ? nil : link.sendPrepared(FieldMarks.self, FieldMarks.binds(types))
         try link.settle()
         var found = SaveLookUp()
         for id in ids { found.stored[id] = .some(nil) }
@@ -136,7 +135,7 @@ struct PostgresAccess: StorageWriter {
             }
         }
         if let marksAnswer {
-            let byType = try Self.fieldMarks(link.wait(marksAnswer).rows)
+            let byType = try Self.fieldMarks(link.wait(marksAnswer))
             for type in types { memo.searchableKeys[type] = Self.searchableKeys(byType[type] ?? [:]) }
         }
         return found
