@@ -81,8 +81,10 @@ final class PostgresStorage: RecordStorage {
     /// BEGIN, and a writer's lock, are sent with the first statement rather than answered on
     /// their own: answers come in order, so they are checked as soon as that statement's answer
     /// is in. Statements whose answers the writer does not need go without waiting
-    /// (`executeLater`), and the COMMIT checks them all, so a writer holds the lock for as few
-    /// round trips as it must wait for. A reader does not wait for its COMMIT, and leaves it for
+    /// (`executeLater`), and the COMMIT checks them all. That spares this thread a wait per
+    /// statement, not the server a round trip: postgres-nio sends a statement only once the one
+    /// before it is answered, so a transaction costs a round trip per statement, and only fewer
+    /// statements make it shorter. A reader does not wait for its COMMIT, and leaves it for
     /// the next caller to check (`PostgresSession.withLink`).
     private func transaction<T>(_ begin: String, lock: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
         try onLink { link in
