@@ -194,8 +194,9 @@ struct PostgresLink {
 
     /// Sends a statement whose answer the caller does not need now, such as an INSERT with no
     /// RETURNING: the next statement waited for (a transaction's COMMIT at the latest) checks it
-    /// first. postgres-nio still runs it in turn, after the answer to the statement before it. A failure there throws `DeferredFailure`: the server has aborted the transaction,
-    /// so it fails whole, not the statement that happened to wait.
+    /// first. postgres-nio still runs it in turn, after the answer to the statement before it.
+    /// A failure there throws `DeferredFailure`: the server has aborted the transaction, so it
+    /// fails whole, not the statement that happened to wait.
     func executeLater(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) {
         checkLater(send(sql, binds))
     }
