@@ -99,6 +99,63 @@ struct PostgresEngineTests {
         #expect(deleted == Set(["general"] + (0..<30).map { "m\($0)" }))
     }
 
+    @Test("Saving a record again replaces its references and asset uses, and leaves one row of each it keeps")
+    func aSavedAgainRecordKeepsOneRowPerLink() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: .postgresql).publicDatabase
+        let server = try serverOf(dir)
+        let first = Record(recordType: "Channel", recordID: RecordID(recordName: "first"))
+        let second = Record(recordType: "Channel", recordID: RecordID(recordName: "second"))
+        try Data("attached".utf8).write(to: dir.path("file.bin"))
+        var message = Record(recordType: "Message", recordID: RecordID(recordName: "m"))
+        message["channel"] = .reference(Reference(recordID: first.recordID, action: .deleteSelf))
+        message["file"] = .asset(Asset(fileURL: dir.path("file.bin")))
+        message["text"] = .string("one")
+        try db.modifyRecords(saving: [first, second, message], deleting: []).check()
+        let links = "SELECT (SELECT string_agg(target, ',') FROM fatchat.reference) || '|' || (SELECT count(*) FROM fatchat.asset_use)"
+        #expect(try server(links) == "first|1")
+
+        // The same reference and asset again: the save replaces both rows (asset uses are unique per record).
+        var edited = try db.record(for: message.recordID)
+        edited["text"] = .string("two")
+        edited = try db.save(edited)
+        #expect(try server(links) == "first|1")
+
+        // Moved to the other channel, the message goes with that one, not the first.
+        edited["channel"] = .reference(Reference(recordID: second.recordID, action: .deleteSelf))
+        try db.save(edited)
+        #expect(try server(links) == "second|1")
+        try db.deleteRecord(withID: first.recordID)
+        #expect(try db.record(for: message.recordID)["text"]?.stringValue == "two")
+        try db.deleteRecord(withID: second.recordID)
+        #expect((#expect(throws: StoreError.self) { try db.record(for: message.recordID) })?.code == .unknownItem)
+    }
+
+    @Test("The change log keeps its newest entries, whether a commit logs fewer of them than it keeps or more")
+    func theLogIsPrunedToItsNewestEntries() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: .postgresql, historyLimit: 3).publicDatabase
+        let server = try serverOf(dir)
+        let log = "SELECT count(*) || '|' || (max(seq) - min(seq) + 1) || '|' || (max(seq) - (SELECT value::bigint FROM fatchat.meta WHERE key = 'pruned_through')) FROM fatchat.change"
+        let before = try db.currentChangeToken()
+        let batch = (0..<5).map { Record(recordType: "Note", recordID: RecordID(recordName: "batch-\($0)")) }
+        try db.modifyRecords(saving: batch, deleting: []).check()
+        #expect(try server(log) == "3|3|3", "five entries in one commit, the log keeps three")
+        #expect((#expect(throws: StoreError.self) { try db.fetchChanges(since: before) })?.code == .changeTokenExpired)
+        for _ in 0..<2 { try db.save(Record(recordType: "Note")) }
+        #expect(try server(log) == "3|3|3", "one entry per commit, pruned with it")
+        let recent = try db.currentChangeToken()
+        let last = try db.save(Record(recordType: "Note"))
+        #expect(try db.fetchChanges(since: recent).changes.map(\.recordID) == [last.recordID])
+    }
+
+    /// Runs SQL through psql on the server database of the container in `dir`, as its administrator.
+    private func serverOf(_ dir: TemporaryDirectory, _ name: String = "container") throws -> (String) throws -> String {
+        let descriptor = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.path(name).appendingPathComponent("container.json"))) as? [String: Any]
+        let database = try PostgresEndpoint(url: try #require(descriptor?["postgresURL"] as? String)).database
+        return { sql in try PostgresCluster.shared().psql(sql, database: database) }
+    }
+
     @Test("A transaction that saves more records than the write buffer holds sends them as it goes, and the change log keeps their order")
     func aLongTransactionSendsItsBufferAsItGoes() throws {
         let dir = try TemporaryDirectory()
@@ -259,7 +316,7 @@ struct PostgresEngineTests {
         #expect(try onServer(prepared) == [], "nothing is prepared before the first read")
 
         let saved = try db.save(Record(recordType: "Note"))
-        #expect(try onServer(writes) == ["fatchat_field_marks", "fatchat_log_changes", "fatchat_look_up", "fatchat_prune", "fatchat_save_records"], "a save's statements")
+        #expect(try onServer(writes) == ["fatchat_look_up", "fatchat_save_beside", "fatchat_save_records"], "a save's three statements: the marks come with the look-up, the prune with the change-log rows")
         #expect(try db.save(Record(recordType: "Note")).recordType == "Note", "a second save sends them again, prepared")
         let first = try db.fetchChanges(since: nil, limit: 1)
         #expect(first.changes.map(\.recordID) == [saved.recordID])

@@ -121,20 +121,31 @@ extension PostgresAccess {
         if buffer.isFull { sendBufferedWrites() }
     }
 
-    /// Every commit asks whether the log outgrew `keep`; the server answers and prunes in one
-    /// statement that nobody waits for, so the writer holds the lock no longer for it. A mark
-    /// that is not a number counts as 0, as `changeBounds` reads it, rather than failing the commit.
+    /// Every commit asks whether the log outgrew `keep`; the server answers and prunes without
+    /// anyone waiting, so the writer holds the lock no longer for it. The question goes with
+    /// the transaction's change-log rows where it can (`sendBufferedWrites`), sparing a round trip.
     func pruneChanges(keeping keep: Int) throws {
-        var binds = PostgresBindings()
-        binds.append(Int64(keep))
-        link.executeLater(Prune.self, binds)
+        buffer.keep = keep
     }
 
-    private enum Prune: PreparedSQL {
+    /// The log pruned to its newest `$1` entries, as a statement of its own.
+    enum Prune: PreparedSQL {
         static let name = "fatchat_prune"
-        static let sql = """
-            WITH cut AS (
-                SELECT bound.cutoff FROM (SELECT (SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1) - $1 AS cutoff) bound
+        static let sql = "WITH " + cut(latest: "(SELECT seq FROM fatchat.change ORDER BY seq DESC LIMIT 1)", keep: "$1")
+
+        static func binds(keep: Int) -> PostgresBindings {
+            var binds = PostgresBindings()
+            binds.append(Int64(keep))
+            return binds
+        }
+
+        /// The end of a statement that deletes the entries up to `latest` less `keep`, and marks
+        /// them pruned, unless the mark is there already. A mark that is not a number counts
+        /// as 0, as `changeBounds` reads it, rather than failing the commit.
+        static func cut(latest: String, keep: String) -> String {
+            """
+            cut AS (
+                SELECT bound.cutoff FROM (SELECT \(latest) - \(keep) AS cutoff) bound
                 JOIN fatchat.meta ON meta.key = 'pruned_through'
                     AND bound.cutoff > CASE WHEN meta.value ~ '^-?[0-9]{1,18}$' THEN meta.value::bigint ELSE 0 END
             ), pruned AS (
@@ -142,5 +153,6 @@ extension PostgresAccess {
             )
             UPDATE fatchat.meta SET value = cut.cutoff::text FROM cut WHERE meta.key = 'pruned_through'
             """
+        }
     }
 }

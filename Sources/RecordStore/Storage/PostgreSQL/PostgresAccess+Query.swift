@@ -37,8 +37,8 @@ extension PostgresAccess {
         try Self.fieldMarks(link.preparedRows(FieldMarks.self, FieldMarks.binds([recordType])))[recordType] ?? [:]
     }
 
-    /// The field marks of some record types, kept prepared: a commit reads its records' types' marks
-    /// each time (they say what the search text is made of), so the server plans it once per connection.
+    /// The field marks of some record types, kept prepared: queries read them to know which
+    /// fields are searchable. A commit reads them with its look-up (`lookUp`).
     enum FieldMarks: PreparedSQL {
         static let name = "fatchat_field_marks"
         static let sql = "SELECT type, key, options FROM fatchat.field_mark WHERE type = ANY($1::text[])"
@@ -50,14 +50,15 @@ extension PostgresAccess {
         }
     }
 
-    /// Field marks by type and key, from rows of (type, key, options); a key that is no field key is left out.
-    static func fieldMarks(_ rows: [PostgresRow]) throws -> [String: [String: FieldIndexOptions]] {
+    /// Field marks by type and key, from rows holding (type, key, options) from column `first` on;
+    /// a key that is no field key is left out.
+    static func fieldMarks(_ rows: [PostgresRow], from first: Int = 0) throws -> [String: [String: FieldIndexOptions]] {
         var marks: [String: [String: FieldIndexOptions]] = [:]
         for row in rows {
             let columns = PostgresColumns(row)
-            let key = try columns.text(1, "key")
+            let key = try columns.text(first + 1, "key")
             guard Identifier.isValid(key) else { continue }
-            marks[try columns.text(0, "type"), default: [:]][key] = FieldIndexOptions(rawValue: Int(try columns.integer(2, "options")))
+            marks[try columns.text(first, "type"), default: [:]][key] = FieldIndexOptions(rawValue: Int(try columns.integer(first + 2, "options")))
         }
         return marks
     }

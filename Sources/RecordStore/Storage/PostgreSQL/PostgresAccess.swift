@@ -114,16 +114,18 @@ struct PostgresAccess: StorageWriter {
         var binds = PostgresBindings()
         binds.append(all.map(\.zoneID.zoneName))
         binds.append(all.map(\.recordName))
-        // Waited for below, before anything that must follow it is sent.
-        let recordsAnswer = link.sendPrepared(LookUp.self, binds)
-        // Two reads, so neither has to follow the other.
-        let marksAnswer = types.isEmpty ? nil : link.sendPrepared(FieldMarks.self, FieldMarks.binds(types))
-        try link.settle()
+        binds.append(types)
         var found = SaveLookUp()
         for id in ids { found.stored[id] = .some(nil) }
         let saving = Set(ids)
-        for row in try link.wait(recordsAnswer) {
+        var marks: [PostgresRow] = []
+        for row in try link.preparedRows(LookUp.self, binds) {
             let columns = PostgresColumns(row)
+            // The rows of the field marks come last, with no zone.
+            if columns.isNull(0) {
+                marks.append(row)
+                continue
+            }
             let id = RecordID(recordName: try columns.text(1, "name"), zoneID: ZoneID(zoneName: try columns.text(0, "zone")))
             found.existing.insert(id)
             guard saving.contains(id) else { continue }
@@ -134,23 +136,27 @@ struct PostgresAccess: StorageWriter {
                 found.stored.removeValue(forKey: id)
             }
         }
-        if let marksAnswer {
-            let byType = try Self.fieldMarks(link.wait(marksAnswer))
-            for type in types { memo.searchableKeys[type] = Self.searchableKeys(byType[type] ?? [:]) }
-        }
+        let byType = try Self.fieldMarks(marks, from: LookUp.marksColumn)
+        for type in types { memo.searchableKeys[type] = Self.searchableKeys(byType[type] ?? [:]) }
         return found
     }
 
     /// The look-up of a batch of saves, kept prepared: every commit runs it, so the server plans it
-    /// once per connection. `$1` and `$2` are the records' zones and names, side by side.
+    /// once per connection. `$1` and `$2` are the records' zones and names, side by side; the
+    /// field marks of the types in `$3` follow the records, in rows of their own whose zone is NULL.
     private enum LookUp: PreparedSQL {
         static let name = "fatchat_look_up"
         static let sql = """
-            SELECT r.zone, r.name, \(recordColumns(of: "r"))
+            SELECT r.zone, r.name, \(recordColumns(of: "r")), NULL AS mark_type, NULL AS mark_key, NULL::integer AS mark_options
             FROM fatchat.record r
             JOIN unnest($1::text[], $2::text[]) AS w (zone, name)
             ON r.zone = w.zone AND r.name = w.name
+            UNION ALL
+            SELECT NULL, NULL, \(Array(repeating: "NULL", count: recordColumnCount).joined(separator: ", ")), m.type, m.key, m.options
+            FROM fatchat.field_mark m WHERE m.type = ANY($3::text[])
             """
+        /// Where a mark's type, key and options begin in a row.
+        static let marksColumn = 2 + recordColumnCount
     }
 
     func exists(_ id: RecordID) throws -> Bool {
