@@ -149,6 +149,74 @@ struct PostgresEngineTests {
         #expect(try db.fetchChanges(since: recent).changes.map(\.recordID) == [last.recordID])
     }
 
+    @Test("A save takes the write lock before it looks up: it waits while another writer holds the lock")
+    func aSaveWaitsForTheWriteLock() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: .postgresql).publicDatabase
+        try db.save(Record(recordType: "Note"))
+        let holder = try #require(try (dir.container(engine: .postgresql).publicDatabase.storage as? LazyStorage)?.storage() as? PostgresStorage)
+        // Another writer's transaction, left open on its connection with the lock held.
+        try holder.session.withLink { link in
+            try link.execute("BEGIN")
+            try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
+        }
+        let saved = DispatchSemaphore(value: 0)
+        let note = Record(recordType: "Note")
+        Thread {
+            _ = try? db.save(note)
+            saved.signal()
+        }.start()
+        #expect(saved.wait(timeout: .now() + 0.5) == .timedOut, "the save waits for the lock")
+        try holder.session.withLink { link in try link.execute("COMMIT") }
+        #expect(saved.wait(timeout: .now() + 30) == .success)
+        #expect(try db.record(for: note.recordID).recordType == "Note")
+    }
+
+    @Test("A database an older build made is upgraded when its administrator opens it; until then, other roles' clients save as that build did")
+    func anOlderSchemaIsUpgradedByItsAdministrator() throws {
+        let dir = try TemporaryDirectory()
+        let channel = Record(recordType: "Channel", recordID: RecordID(recordName: "general"))
+        try dir.container(engine: .postgresql).publicDatabase.save(channel)
+        let server = try serverOf(dir)
+        // As the first build left it: schema 1, without the functions a commit calls now.
+        try server("DROP FUNCTION fatchat.look_up_locked, fatchat.save_batch; UPDATE fatchat.meta SET value = '1' WHERE key = 'schema'")
+        // Root's role stops being the administrator, as any member is not.
+        try PostgresCluster.shared().createRole("fcarchivist")
+        try server("ALTER TABLE fatchat.record OWNER TO fcarchivist")
+
+        func open() throws -> (db: RecordDatabase, storage: PostgresStorage) {
+            let db = try dir.container(engine: .postgresql).publicDatabase
+            return (db, try #require(try (db.storage as? LazyStorage)?.storage() as? PostgresStorage))
+        }
+        func prepared(_ storage: PostgresStorage) throws -> [String] {
+            try storage.session.withLink { link in
+                try link.rows("SELECT name FROM pg_prepared_statements WHERE name LIKE 'fatchat_save%' OR name LIKE 'fatchat_look%' ORDER BY name")
+                    .map { try PostgresColumns($0).text(0, "name") }
+            }
+        }
+        func message(_ name: String) -> Record {
+            var message = Record(recordType: "Message", recordID: RecordID(recordName: name))
+            message["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
+            return message
+        }
+        let member = try open()
+        #expect(member.storage.schemaVersion == 1)
+        try member.db.save(message("by-member"))
+        #expect(try prepared(member.storage) == ["fatchat_look_up", "fatchat_save_beside", "fatchat_save_records"])
+        #expect(try server("SELECT value FROM fatchat.meta WHERE key = 'schema'") == "1", "a member cannot upgrade it")
+
+        try server("ALTER TABLE fatchat.record OWNER TO root")
+        let administrator = try open()
+        #expect(administrator.storage.schemaVersion == 2)
+        #expect(try server("SELECT value FROM fatchat.meta WHERE key = 'schema'") == "2")
+        try administrator.db.save(message("by-administrator"))
+        #expect(try prepared(administrator.storage) == ["fatchat_look_up_locked", "fatchat_save_batch"])
+        // Both messages hang off the channel: deleting it takes both, whichever way each was saved.
+        try administrator.db.deleteRecord(withID: channel.recordID)
+        #expect(try administrator.db.countRecords(matching: Query(recordType: "Message")) == 0)
+        #expect(try member.db.save(Record(recordType: "Note")).recordType == "Note", "the member's client goes on as it began")
+    }
+
     /// Runs SQL through psql on the server database of the container in `dir`, as its administrator.
     private func serverOf(_ dir: TemporaryDirectory, _ name: String = "container") throws -> (String) throws -> String {
         let descriptor = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.path(name).appendingPathComponent("container.json"))) as? [String: Any]
@@ -316,7 +384,7 @@ struct PostgresEngineTests {
         #expect(try onServer(prepared) == [], "nothing is prepared before the first read")
 
         let saved = try db.save(Record(recordType: "Note"))
-        #expect(try onServer(writes) == ["fatchat_look_up", "fatchat_save_beside", "fatchat_save_records"], "a save's three statements: the marks come with the look-up, the prune with the change-log rows")
+        #expect(try onServer(writes) == ["fatchat_look_up_locked", "fatchat_save_batch"], "a save's two calls: the lock and the marks come with the look-up, and one call saves")
         #expect(try db.save(Record(recordType: "Note")).recordType == "Note", "a second save sends them again, prepared")
         let first = try db.fetchChanges(since: nil, limit: 1)
         #expect(first.changes.map(\.recordID) == [saved.recordID])

@@ -12,14 +12,19 @@ struct PostgresAccess: StorageWriter {
     let zones: ZoneAnswers
     /// What this transaction has looked up already: each round trip to the server is paid once.
     let memo = TransactionMemo()
-    /// Saves and change-log rows not sent yet.
+    /// The write lock, saves and change-log rows not sent yet.
     let buffer = PostgresWriteBuffer()
+    /// The database's schema version (`PostgresSchema.version`), which says what it can be sent.
+    let schemaVersion: Int
 
-    init(link: PostgresLink, assets: URL, naming: ContainerNaming, zones: ZoneAnswers) {
+    /// With `locking`, the first statement sent takes the write lock first.
+    init(link: PostgresLink, assets: URL, naming: ContainerNaming, zones: ZoneAnswers, schemaVersion: Int, locking: Bool = false) {
         self.transport = link
         self.assets = assets
         self.naming = naming
         self.zones = zones
+        self.schemaVersion = schemaVersion
+        buffer.lockPending = locking
     }
 
     /// The connection, once the buffered writes are sent: every statement sees the writes before it.
@@ -115,11 +120,19 @@ struct PostgresAccess: StorageWriter {
         binds.append(all.map(\.zoneID.zoneName))
         binds.append(all.map(\.recordName))
         binds.append(types)
+        // The first statement of a write takes the lock; on schema 2 the look-up takes it, sparing a round trip.
+        let rows: [PostgresRow]
+        if schemaVersion >= 2, buffer.lockPending, buffer.isEmpty {
+            buffer.lockPending = false
+            rows = try transport.preparedRows(LookUpLocked.self, binds)
+        } else {
+            rows = try link.preparedRows(LookUp.self, binds)
+        }
         var found = SaveLookUp()
         for id in ids { found.stored[id] = .some(nil) }
         let saving = Set(ids)
         var marks: [PostgresRow] = []
-        for row in try link.preparedRows(LookUp.self, binds) {
+        for row in rows {
             let columns = PostgresColumns(row)
             // The rows of the field marks come last, with no zone.
             if columns.isNull(0) {
@@ -136,27 +149,22 @@ struct PostgresAccess: StorageWriter {
                 found.stored.removeValue(forKey: id)
             }
         }
-        let byType = try Self.fieldMarks(marks, from: LookUp.marksColumn)
+        let byType = try Self.fieldMarks(marks, from: PostgresWriteSQL.marksColumn)
         for type in types { memo.searchableKeys[type] = Self.searchableKeys(byType[type] ?? [:]) }
         return found
     }
 
-    /// The look-up of a batch of saves, kept prepared: every commit runs it, so the server plans it
-    /// once per connection. `$1` and `$2` are the records' zones and names, side by side; the
-    /// field marks of the types in `$3` follow the records, in rows of their own whose zone is NULL.
+    /// The look-up of a batch of saves (`PostgresWriteSQL.lookUp`), kept prepared: every commit runs
+    /// it, so the server plans it once per connection.
     private enum LookUp: PreparedSQL {
         static let name = "fatchat_look_up"
-        static let sql = """
-            SELECT r.zone, r.name, \(recordColumns(of: "r")), NULL AS mark_type, NULL AS mark_key, NULL::integer AS mark_options
-            FROM fatchat.record r
-            JOIN unnest($1::text[], $2::text[]) AS w (zone, name)
-            ON r.zone = w.zone AND r.name = w.name
-            UNION ALL
-            SELECT NULL, NULL, \(Array(repeating: "NULL", count: recordColumnCount).joined(separator: ", ")), m.type, m.key, m.options
-            FROM fatchat.field_mark m WHERE m.type = ANY($3::text[])
-            """
-        /// Where a mark's type, key and options begin in a row.
-        static let marksColumn = 2 + recordColumnCount
+        static let sql = PostgresWriteSQL.lookUp
+    }
+
+    /// The look-up, after the write lock is taken, in one round trip (schema 2).
+    private enum LookUpLocked: PreparedSQL {
+        static let name = "fatchat_look_up_locked"
+        static let sql = "SELECT * FROM fatchat.look_up_locked($1::text[], $2::text[], $3::text[])"
     }
 
     func exists(_ id: RecordID) throws -> Bool {

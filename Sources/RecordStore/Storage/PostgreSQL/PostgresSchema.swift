@@ -27,7 +27,8 @@ import PostgresNIO
 /// sequence number, delivered when the transaction commits.
 enum PostgresSchema {
     /// The version `meta.schema` holds; a database with a larger one was made by a newer build.
-    static let version = 1
+    /// Version 2 added the functions a commit calls (`PostgresWriteSQL`).
+    static let version = 2
     /// The channel that carries each commit's newest sequence number.
     static let channel = "fatchat_changes"
     /// The advisory lock every writer holds until it commits, so that change sequences commit in order.
@@ -286,6 +287,14 @@ enum PostgresSchema {
             ("GRANT UPDATE ON fatchat.meta TO PUBLIC", []),
             ("GRANT INSERT, UPDATE ON fatchat.identity TO PUBLIC", []),
             ("GRANT INSERT ON fatchat.asset TO PUBLIC", []),
-        ]
+        ] + PostgresWriteSQL.functions.map { ($0, []) }
+    }
+
+    /// What brings a database of schema `version` up to this build's, run in one transaction by its administrator.
+    static func upgrade(from version: Int) -> [(sql: String, binds: [String])] {
+        var statements: [(sql: String, binds: [String])] = []
+        if version < 2 { statements += PostgresWriteSQL.functions.map { ($0, []) } }
+        statements.append(("UPDATE fatchat.meta SET value = $1 WHERE key = 'schema'", [String(Self.version)]))
+        return statements
     }
 }

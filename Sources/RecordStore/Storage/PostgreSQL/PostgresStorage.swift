@@ -17,20 +17,25 @@ final class PostgresStorage: RecordStorage {
     /// The zones' answers, read once for the storage's life.
     private let zones = PostgresAccess.ZoneAnswers()
 
+    /// The database's schema version: this build's, unless an older build made it and the role
+    /// that opened it may not upgrade it (`upgradeSchema`).
+    let schemaVersion: Int
+
     /// Connects and checks the schema; with `create`, makes it first if the database has none.
     init(endpoint: PostgresEndpoint, assetsDirectory: URL, naming: ContainerNaming, create: Bool = false) throws {
         session = PostgresSession(endpoint: endpoint, naming: naming)
         self.assetsDirectory = assetsDirectory
         self.naming = naming
-        databaseID = try session.withLink { link in
+        (databaseID, schemaVersion) = try session.withLink { link in
             if create { try Self.createSchema(link) }
-            return try Self.checkSchema(link, endpoint: endpoint, naming: naming)
+            let (databaseID, version) = try Self.checkSchema(link, endpoint: endpoint, naming: naming)
+            return (databaseID, version < PostgresSchema.version ? try Self.upgradeSchema(link, from: version) : version)
         }
     }
 
-    /// Reads `meta`, refusing a database without Fatchat's schema or with a newer one.
-    private static func checkSchema(_ link: PostgresLink, endpoint: PostgresEndpoint, naming: ContainerNaming) throws -> String {
-        guard let present = try link.rows("SELECT to_regclass('fatchat.meta') IS NOT NULL").first, try PostgresColumns(present).bool(0, "present") else {
+    /// Reads `meta`, refusing a database without Fatchat's schema or with a newer one; returns its ID and schema version.
+    private static func checkSchema(_ link: PostgresLink, endpoint: PostgresEndpoint, naming: ContainerNaming) throws -> (databaseID: String, version: Int) {
+        guard try hasSchema(link) else {
             throw StoreError(.badContainer, "The database \(endpoint.database) at \(endpoint.place) holds no \(naming.programName) schema; make it with `\(naming.programName) init DIR --postgres '\(endpoint.url)'`.")
         }
         var meta: [String: String] = [:]
@@ -44,27 +49,56 @@ final class PostgresStorage: RecordStorage {
         if version > PostgresSchema.version {
             throw StoreError(.incompatibleVersion, "The database \(endpoint.database) was set up by a newer version of \(naming.programName); upgrade this build to use it.")
         }
-        return databaseID
+        return (databaseID, version)
+    }
+
+    private static func hasSchema(_ link: PostgresLink) throws -> Bool {
+        guard let present = try link.rows("SELECT to_regclass('fatchat.meta') IS NOT NULL").first else { return false }
+        return try PostgresColumns(present).bool(0, "present")
     }
 
     /// Makes the schema in one transaction, unless another process made it first.
     private static func createSchema(_ link: PostgresLink) throws {
+        try underWriteLock(link) {
+            if try hasSchema(link) { return }
+            try run(PostgresSchema.statements(databaseID: UUID().uuidString, now: Date().timeIntervalSince1970), on: link)
+        }
+    }
+
+    /// Brings a database that an older build made up to this build's schema, in one transaction, and
+    /// returns the version it is at then. Only its administrator (`fatchat.is_administrator`) may:
+    /// opened by any other role, it stays as it is, and this build sends it what its version
+    /// understands, until the administrator's next run upgrades it.
+    private static func upgradeSchema(_ link: PostgresLink, from version: Int) throws -> Int {
+        try underWriteLock(link) {
+            // Another process may have upgraded it since the version was read.
+            let now = try link.rows("SELECT value FROM fatchat.meta WHERE key = 'schema'").first.flatMap { Int(try PostgresColumns($0).text(0, "schema")) } ?? version
+            guard now < PostgresSchema.version, let admin = try link.rows("SELECT fatchat.is_administrator()").first,
+                  try PostgresColumns(admin).bool(0, "administrator") else { return now }
+            try run(PostgresSchema.upgrade(from: now), on: link)
+            return PostgresSchema.version
+        }
+    }
+
+    /// Runs `body` in a transaction that holds the write lock, and commits it; a failure rolls it back.
+    private static func underWriteLock<T>(_ link: PostgresLink, _ body: () throws -> T) throws -> T {
         try link.execute("BEGIN")
         do {
             try link.execute("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
-            if let present = try link.rows("SELECT to_regclass('fatchat.meta') IS NOT NULL").first, try PostgresColumns(present).bool(0, "present") {
-                try link.execute("COMMIT")
-                return
-            }
-            for statement in PostgresSchema.statements(databaseID: UUID().uuidString, now: Date().timeIntervalSince1970) {
-                var binds = PostgresBindings()
-                for value in statement.binds { binds.append(value) }
-                try link.execute(statement.sql, binds)
-            }
+            let result = try body()
             try link.execute("COMMIT")
+            return result
         } catch {
             _ = try? link.execute("ROLLBACK")
             throw error
+        }
+    }
+
+    private static func run(_ statements: [(sql: String, binds: [String])], on link: PostgresLink) throws {
+        for statement in statements {
+            var binds = PostgresBindings()
+            for value in statement.binds { binds.append(value) }
+            try link.execute(statement.sql, binds)
         }
     }
 
@@ -90,8 +124,7 @@ final class PostgresStorage: RecordStorage {
         try onLink { link in
             link.checkLater(link.send(begin))
             do {
-                if lock { link.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds) }
-                let access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones)
+                let access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones, schemaVersion: schemaVersion, locking: lock)
                 let result = try body(access)
                 access.sendBufferedWrites()
                 if lock {
@@ -115,7 +148,7 @@ final class PostgresStorage: RecordStorage {
     /// to answer, which a receiver would otherwise pay for on every wake-up.
     func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
         try onLink { link in
-            try PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones).changesWithBounds(after: sequence, zone: zone, limit: limit)
+            try PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones, schemaVersion: schemaVersion).changesWithBounds(after: sequence, zone: zone, limit: limit)
         }
     }
 

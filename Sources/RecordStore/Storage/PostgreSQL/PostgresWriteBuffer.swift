@@ -1,18 +1,15 @@
 import Foundation
 import PostgresNIO
 
-/// The saves and change-log rows of a write transaction that are not sent yet.
+/// What a write transaction has not sent yet: its write lock, and its saves and change-log rows.
 ///
-/// A batch goes to the server as two statements, however many records it
-/// saves: one INSERT of all its records, then one statement that hangs their
-/// references and asset uses off them and logs the changes (and prunes the
-/// log). Every statement is a round trip, since postgres-nio sends one only
-/// once the one before it is answered, and the writer holds the write lock
-/// across them all. The second statement cannot join the first: the
-/// row-level-security checks of references and change-log rows read
-/// `fatchat.record`, and a statement does not see its own inserts. Every
-/// other statement on the connection sends these first
-/// (`PostgresAccess.link`), so it sees the writes before it.
+/// A batch goes to the server in one call of `fatchat.save_batch` (two statements on a
+/// database of schema 1), however many records it saves (`PostgresWriteSQL`). Every statement
+/// is a round trip, since postgres-nio sends one only once the one before it is answered, and
+/// the writer holds the write lock across them all. The lock goes with the first statement that
+/// needs it: on schema 2, a commit's look-up takes it (`PostgresAccess.lookUp`). Every other
+/// statement on the connection sends all this first (`PostgresAccess.link`), so it sees the
+/// writes before it.
 final class PostgresWriteBuffer {
     /// One record to insert or replace, with what goes beside it.
     struct Save {
@@ -35,12 +32,17 @@ final class PostgresWriteBuffer {
     var changes: [Change] = []
     /// How many entries the log keeps, once the transaction asked for it to be pruned.
     var keep: Int?
+    /// Whether the transaction's write lock is still to be taken.
+    var lockPending = false
 
     /// How many saves are held before they go without waiting for another statement: a migration saves
     /// every record of a container in one transaction, and one INSERT of them all would be held in memory whole.
     static let limit = 1000
 
     var isFull: Bool { saves.count >= Self.limit || changes.count >= Self.limit }
+
+    /// Whether the buffer holds no save, change-log row or prune.
+    var isEmpty: Bool { saves.isEmpty && changes.isEmpty && keep == nil }
 
     /// Everything buffered, leaving the buffer empty.
     func take() -> (saves: [Save], changes: [Change], keep: Int?) {
@@ -50,22 +52,49 @@ final class PostgresWriteBuffer {
 }
 
 extension PostgresAccess {
-    /// Sends what the buffer holds, without waiting: the COMMIT, or the next statement waited for, checks it.
+    /// Sends the lock, if it is not taken yet, and what the buffer holds, without waiting: the
+    /// COMMIT, or the next statement waited for, checks it.
     func sendBufferedWrites() {
+        if buffer.lockPending {
+            buffer.lockPending = false
+            transport.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
+        }
         let (saves, changes, keep) = buffer.take()
-        if !saves.isEmpty { send(saves) }
         // The log's newest entries are the statement's own, which its prune cannot see to delete:
         // it prunes only a log that keeps them all, and a separate statement prunes any other.
         let prunesAlong = keep.map { !changes.isEmpty && $0 >= changes.count } ?? false
-        if saves.contains(where: { !$0.links.isEmpty || !$0.hashes.isEmpty }) || !changes.isEmpty {
-            send(beside: saves, changes, keep: prunesAlong ? keep : nil)
+        let hangsOff = saves.contains { !$0.links.isEmpty || !$0.hashes.isEmpty } || !changes.isEmpty
+        let names = saves.map(\.name)
+        @Sendable func check(_ saved: Int64) throws {
+            guard saved == names.count else {
+                throw StoreError(.permissionFailure, "The server saved \(saved) of the \(names.count) records \(names.joined(separator: ", ")): only a record's creator may change it.")
+            }
+        }
+        if schemaVersion >= 2, !saves.isEmpty || hangsOff {
+            var binds = PostgresBindings()
+            Self.bindRecords(saves, to: &binds)
+            Self.bindBeside(saves, changes, keep: prunesAlong ? keep : nil, to: &binds)
+            transport.executeLater(SaveBatch.self, binds) { rows in
+                guard let row = rows.first else { throw StoreError(.internalError, "The server answered a save with no row.") }
+                try check(PostgresColumns(row).integer(0, "saved"))
+            }
+        } else {
+            if !saves.isEmpty {
+                var binds = PostgresBindings()
+                Self.bindRecords(saves, to: &binds)
+                transport.executeLater(SaveRecords.self, binds) { rows in try check(Int64(rows.count)) }
+            }
+            if hangsOff {
+                var binds = PostgresBindings()
+                Self.bindBeside(saves, changes, keep: prunesAlong ? keep : nil, to: &binds)
+                transport.executeLater(SaveBeside.self, binds)
+            }
         }
         if let keep, !prunesAlong { transport.executeLater(Prune.self, Prune.binds(keep: keep)) }
     }
 
-    /// The records in one statement, which also drops the references and asset uses of the ones it replaces.
-    private func send(_ saves: [PostgresWriteBuffer.Save]) {
-        var binds = PostgresBindings()
+    /// The parameters of `PostgresWriteSQL.records`.
+    private static func bindRecords(_ saves: [PostgresWriteBuffer.Save], to binds: inout PostgresBindings) {
         binds.append(saves.map(\.zone))
         binds.append(saves.map(\.name))
         binds.append(saves.map(\.type))
@@ -78,17 +107,10 @@ extension PostgresAccess {
         binds.append(saves.map { $0.words ?? "" })
         binds.append(saves.map { $0.words != nil })
         binds.append(saves.map(\.isNew))
-        let names = saves.map(\.name)
-        transport.executeLater(SaveRecords.self, binds) { saved in
-            guard saved.count == names.count else {
-                throw StoreError(.permissionFailure, "The server saved \(saved.count) of the \(names.count) records \(names.joined(separator: ", ")): only a record's creator may change it.")
-            }
-        }
     }
 
-    /// What hangs off the saved records, found by zone and name, and the change-log rows, in one statement.
-    private func send(beside saves: [PostgresWriteBuffer.Save], _ changes: [PostgresWriteBuffer.Change], keep: Int?) {
-        var binds = PostgresBindings()
+    /// The parameters of `PostgresWriteSQL.beside`: what hangs off the saves, found by zone and name, and the change-log rows.
+    private static func bindBeside(_ saves: [PostgresWriteBuffer.Save], _ changes: [PostgresWriteBuffer.Change], keep: Int?, to binds: inout PostgresBindings) {
         let links = saves.flatMap { save in save.links.map { (zone: save.zone, name: save.name, link: $0) } }
         binds.append(links.map(\.zone))
         binds.append(links.map(\.name))
@@ -106,58 +128,26 @@ extension PostgresAccess {
         binds.append(changes.map { $0.previous != nil })
         binds.append(changes.map(\.at))
         binds.append(keep.map(Int64.init))
-        transport.executeLater(SaveBeside.self, binds)
     }
 
     // The statements every save sends, kept prepared on the connection: the server would
     // otherwise parse and plan each one again at every commit, while the writer holds the lock.
 
-    /// A batch's records in one INSERT, each a new row or an update of its creator's own; a row back for each one saved.
-    /// A replaced record's references and asset uses go first; `SaveBeside` puts back the ones it has now.
-    private enum SaveRecords: PreparedSQL {
-        static let name = "fatchat_save_records"
-        static let sql = """
-            WITH replaced AS (
-                SELECT r.id FROM fatchat.record r JOIN unnest($1::text[], $2::text[], $12::boolean[]) AS u (z, n, isnew)
-                ON r.zone = u.z AND r.name = u.n WHERE NOT u.isnew
-            ), unlinked AS (
-                DELETE FROM fatchat.reference WHERE holder IN (SELECT id FROM replaced)
-            ), unused AS (
-                DELETE FROM fatchat.asset_use WHERE record IN (SELECT id FROM replaced)
-            )
-            INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
-            SELECT z, n, t, f::jsonb, c, m, cr, mo, tg, CASE WHEN hs THEN array_to_tsvector(string_to_array(s, ' ')) END
-            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[],
-                        $7::text[], $8::text[], $9::text[], $10::text[], $11::boolean[]) AS u (z, n, t, f, c, m, cr, mo, tg, s, hs)
-            ON CONFLICT (zone, name) DO UPDATE SET
-                type = excluded.type, fields = excluded.fields, modified = excluded.modified,
-                modifier = excluded.modifier, tag = excluded.tag, search = excluded.search
-            RETURNING 1
-            """
+    /// A batch's saves in one call; the number of records saved back.
+    private enum SaveBatch: PreparedSQL {
+        static let name = "fatchat_save_batch"
+        static let sql = "SELECT fatchat.save_batch(\((1...(PostgresWriteSQL.recordParameters + PostgresWriteSQL.besideParameters)).map { "$\($0)" }.joined(separator: ", ")))"
     }
 
-    /// A batch's references and asset uses, each hung off its record found by zone and name; its
-    /// change-log rows, numbered in the order they were logged; and, when `$15` is not NULL, the
-    /// log pruned to its newest `$15` entries.
+    /// On schema 1, a batch's records; a row back for each one saved.
+    private enum SaveRecords: PreparedSQL {
+        static let name = "fatchat_save_records"
+        static let sql = PostgresWriteSQL.records(returning: true)
+    }
+
+    /// On schema 1, what hangs off a batch's records, and its change-log rows.
     private enum SaveBeside: PreparedSQL {
         static let name = "fatchat_save_beside"
-        static let sql = """
-            WITH linked AS (
-                INSERT INTO fatchat.reference (holder, zone, target, cascade)
-                SELECT r.id, u.z, u.t, u.c FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[]) AS u (z, n, t, c)
-                JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
-            ), used AS (
-                INSERT INTO fatchat.asset_use (hash, record)
-                SELECT u.h, r.id FROM unnest($5::text[], $6::text[], $7::text[]) AS u (z, n, h)
-                JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
-            ), logged AS (
-                INSERT INTO fatchat.change (zone, name, type, kind, previous, at)
-                SELECT z, n, t, k::smallint, CASE WHEN hp THEN p END, a
-                FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::boolean[], $14::float8[])
-                    WITH ORDINALITY AS u (z, n, t, k, p, hp, a, o)
-                ORDER BY o
-                RETURNING seq
-            ), \(Prune.cut(latest: "(SELECT max(seq) FROM logged)", keep: "$15"))
-            """
+        static let sql = PostgresWriteSQL.beside(parametersFrom: 1)
     }
 }
