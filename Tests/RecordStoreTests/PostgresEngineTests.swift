@@ -179,7 +179,7 @@ struct PostgresEngineTests {
         try dir.container(engine: .postgresql).publicDatabase.save(channel)
         let server = try serverOf(dir)
         // As the first build left it: schema 1, without the functions a commit calls now.
-        try server("DROP FUNCTION fatchat.look_up_locked, fatchat.save_batch; UPDATE fatchat.meta SET value = '1' WHERE key = 'schema'")
+        try server("DROP FUNCTION fatchat.look_up_locked, fatchat.save_batch, fatchat.feed; UPDATE fatchat.meta SET value = '1' WHERE key = 'schema'")
         // Root's role stops being the administrator, as any member is not.
         try PostgresCluster.shared().createRole("fcarchivist")
         try server("ALTER TABLE fatchat.record OWNER TO fcarchivist")
@@ -190,7 +190,7 @@ struct PostgresEngineTests {
         }
         func prepared(_ storage: PostgresStorage) throws -> [String] {
             try storage.session.withLink { link in
-                try link.rows("SELECT name FROM pg_prepared_statements WHERE name LIKE 'fatchat_save%' OR name LIKE 'fatchat_look%' ORDER BY name")
+                try link.rows("SELECT name FROM pg_prepared_statements WHERE name ~ '^fatchat_(save|look|feed)' ORDER BY name")
                     .map { try PostgresColumns($0).text(0, "name") }
             }
         }
@@ -202,7 +202,8 @@ struct PostgresEngineTests {
         let member = try open()
         #expect(member.storage.schemaVersion == 1)
         try member.db.save(message("by-member"))
-        #expect(try prepared(member.storage) == ["fatchat_look_up", "fatchat_save_beside", "fatchat_save_records"])
+        #expect(try member.db.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["general", "by-member"])
+        #expect(try prepared(member.storage) == ["fatchat_feed_statement", "fatchat_look_up", "fatchat_save_beside", "fatchat_save_records"])
         #expect(try server("SELECT value FROM fatchat.meta WHERE key = 'schema'") == "1", "a member cannot upgrade it")
 
         try server("ALTER TABLE fatchat.record OWNER TO root")
@@ -210,7 +211,8 @@ struct PostgresEngineTests {
         #expect(administrator.storage.schemaVersion == 2)
         #expect(try server("SELECT value FROM fatchat.meta WHERE key = 'schema'") == "2")
         try administrator.db.save(message("by-administrator"))
-        #expect(try prepared(administrator.storage) == ["fatchat_look_up_locked", "fatchat_save_batch"])
+        #expect(try administrator.db.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["general", "by-member", "by-administrator"])
+        #expect(try prepared(administrator.storage) == ["fatchat_feed", "fatchat_look_up_locked", "fatchat_save_batch"])
         // Both messages hang off the channel: deleting it takes both, whichever way each was saved.
         try administrator.db.deleteRecord(withID: channel.recordID)
         #expect(try administrator.db.countRecords(matching: Query(recordType: "Message")) == 0)

@@ -12,7 +12,10 @@ import Foundation
 ///   and change-log rows read `fatchat.record`, and a statement does not see its own inserts.
 ///
 /// Both run as the calling role (`SECURITY INVOKER`), so row-level security binds them as it binds
-/// the statements.
+/// the statements. Both plan their statements once per session (`force_generic_plan`): left to
+/// choose, the server found a plan for arrays of known length cheaper than a generic one, and
+/// planned the statements again at every call: the look-up took 0.29 ms a call against 0.08 ms
+/// planned once, and the save 1.56 ms against 0.80 ms (`pgbench -M prepared -r`).
 enum PostgresWriteSQL {
     /// The records as stored, and which of them exist, for zones `$1` and names `$2` side by side;
     /// then the field marks of the types in `$3`, in rows of their own whose zone is NULL.
@@ -94,7 +97,7 @@ enum PostgresWriteSQL {
         CREATE OR REPLACE FUNCTION fatchat.look_up_locked(text[], text[], text[])
         RETURNS TABLE (o_zone text, o_name text, o_type text, o_fields text, o_created double precision, o_modified double precision,
                        o_creator text, o_modifier text, o_tag text, o_mark_type text, o_mark_key text, o_mark_options integer)
-        LANGUAGE plpgsql AS $fn$
+        LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
         BEGIN
             PERFORM pg_advisory_xact_lock(\(PostgresSchema.writeLock));
             RETURN QUERY \(lookUp);
@@ -102,7 +105,7 @@ enum PostgresWriteSQL {
         """,
         """
         CREATE OR REPLACE FUNCTION fatchat.save_batch(\(saveBatchParameters))
-        RETURNS bigint LANGUAGE plpgsql AS $fn$
+        RETURNS bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
         DECLARE
             saved bigint;
         BEGIN
