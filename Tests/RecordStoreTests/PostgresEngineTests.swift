@@ -147,6 +147,7 @@ struct PostgresEngineTests {
         let recent = try db.currentChangeToken()
         let last = try db.save(Record(recordType: "Note"))
         #expect(try db.fetchChanges(since: recent).changes.map(\.recordID) == [last.recordID])
+        #expect(try db.fetchChanges(in: last.recordID.zoneID, since: recent).changes.map(\.recordID) == [last.recordID], "the feed of one zone")
     }
 
     @Test("A save takes the write lock before it looks up: it waits while another writer holds the lock")
