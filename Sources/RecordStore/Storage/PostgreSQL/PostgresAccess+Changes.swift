@@ -19,9 +19,7 @@ extension PostgresAccess {
     func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
         let rows: [PostgresRow]
         if schemaVersion >= 2 {
-            var binds = PostgresBindings()
-            binds.append(sequence)
-            binds.append(Int64(limit))
+            var binds = Self.changesBinds(after: sequence, zone: nil, limit: limit)
             binds.append(zone)
             rows = try link.preparedRows(Feed.self, binds)
         } else {
