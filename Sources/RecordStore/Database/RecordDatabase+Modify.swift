@@ -72,11 +72,14 @@ extension RecordDatabase {
         let saving = Self.referencedFirst(prepared)
         let savingIDs = Set(saving.map(\.recordID))
         let deleting = recordIDs.filter { early[$0] == nil }
+        // Saves that can only create, such as new messages: an engine may guess what a look-up would find.
+        let onlyCreates = savePolicy == .ifServerRecordUnchanged && deleting.isEmpty
+            && saving.allSatisfy { $0.recordChangeTag == nil && $0.assets.isEmpty }
         do {
             return try storage.write { writer in
                 var outcome = result
                 var write = BatchWrite(writer: writer, now: Date(), batch: savingIDs, sources: sources)
-                try write.lookUp(saving)
+                try write.lookUp(saving, guessing: onlyCreates)
                 func item<T>(_ id: RecordID, savepoint: Bool = false, _ body: () throws -> T) throws -> Result<T, StoreError> {
                     let undoable = isolateItems && savepoint
                     write.itemWrote = false
@@ -157,10 +160,11 @@ extension RecordDatabase {
         /// Only each record's own save changes it, so the look-up holds until that save takes it.
         var lookedUp: [RecordID: Record?] = [:]
 
-        /// Looks up in one go what the saves will ask for, where the engine answers faster so.
-        mutating func lookUp(_ saving: [Record]) throws {
-            let targets = Set(saving.flatMap { $0.references.map(\.recordID) }).subtracting(batch)
-            let found = try writer.lookUp(saving: saving, targets: Array(targets))
+        /// Looks up in one go what the saves will ask for, where the engine answers faster so; with
+        /// `guessing`, the engine may take it that nothing is stored and every target exists.
+        mutating func lookUp(_ saving: [Record], guessing: Bool) throws {
+            let targets = Array(Set(saving.flatMap { $0.references.map(\.recordID) }).subtracting(batch))
+            let found = try (guessing ? writer.guessLookUp(saving: saving, targets: targets) : nil) ?? writer.lookUp(saving: saving, targets: targets)
             lookedUp = found.stored
             existing.formUnion(found.existing)
         }

@@ -13,7 +13,9 @@ protocol RecordStorage: Sendable {
     /// Runs `body` on a consistent snapshot.
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
 
-    /// Runs `body` in one transaction that holds the database's write lock.
+    /// Runs `body` in one transaction that holds the database's write lock. `body` may run twice,
+    /// when a guess it took (`StorageWriter.guessLookUp`) was wrong: what it changes outside the
+    /// writer must bear being done again.
     ///
     /// A `body` that throws rolls everything back. The storage retries busy
     /// locks itself; `SQLITE_BUSY` never reaches the caller.
@@ -145,6 +147,11 @@ protocol StorageWriter: StorageReader {
     func upsert(_ record: Record, isNew: Bool) throws
     /// Looks up, before a batch's first save, what its saves will ask for; what it leaves out is read when asked.
     func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp
+    /// Instead of `lookUp`, for saves that can only create: takes it that none of `records` is stored
+    /// and that every one of `targets` exists, and checks that as the batch commits, under the write
+    /// lock. A wrong guess saves nothing and runs the whole `write` again, looking up. `nil` when
+    /// the engine looks up instead, as one whose look-up costs no round trip does.
+    func guessLookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp?
     /// Removes a stored record, as the caller read it.
     func remove(_ record: Record) throws
     /// Removes a stored record that does not decode; returns its type, or "" when even that is unreadable.
@@ -185,6 +192,9 @@ extension StorageWriter {
 
     /// Engines on a file answer each look-up of a save at once, when the save asks.
     func lookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp { SaveLookUp() }
+
+    /// Engines on a file look up: a guess would save them nothing.
+    func guessLookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp? { nil }
 
     /// Saves or replaces one owner's subscription that belongs to no record.
     func saveSubscription(id: String, owner: String, body: String) throws {

@@ -67,8 +67,14 @@ extension PostgresAccess {
     func searchableKeys(of recordType: String) throws -> [String] {
         if let known = memo.searchableKeys[recordType] { return known }
         let keys = Self.searchableKeys(try fieldMarks(recordType: recordType))
-        memo.searchableKeys[recordType] = keys
+        rememberSearchableKeys(keys, of: recordType)
         return keys
+    }
+
+    /// Keeps a type's searchable keys, as just read, for this transaction and for later guesses.
+    func rememberSearchableKeys(_ keys: [String]?, of recordType: String) {
+        memo.searchableKeys[recordType] = keys
+        lasting.searchableKeys.withLock { $0[recordType] = keys }
     }
 
     /// The searchable keys among one type's marks, in order.
@@ -83,7 +89,7 @@ extension PostgresAccess {
         var arguments = PostgresArguments()
         try link.execute("SELECT fatchat.set_field_mark(\(arguments.bind(recordType)), \(arguments.bind(key)), \(arguments.bind(Int64(options.rawValue)))::integer)",
                          arguments.binds)
-        memo.searchableKeys[recordType] = nil
+        rememberSearchableKeys(nil, of: recordType)
         if before.contains(.searchable) != options.contains(.searchable) {
             try reindexSearchText(recordType: recordType)
         }

@@ -8,23 +8,28 @@ struct PostgresAccess: StorageWriter {
     let transport: PostgresLink
     let assets: URL
     let naming: ContainerNaming
-    /// What holds for as long as the storage: a public database's zones are fixed when its schema is made.
-    let zones: ZoneAnswers
+    /// What this client keeps for as long as the storage.
+    let lasting: LastingAnswers
     /// What this transaction has looked up already: each round trip to the server is paid once.
     let memo = TransactionMemo()
     /// The write lock, saves and change-log rows not sent yet.
     let buffer = PostgresWriteBuffer()
     /// The database's schema version (`PostgresSchema.version`), which says what it can be sent.
     let schemaVersion: Int
+    /// Whether a batch that only creates may be saved on a guess instead of a look-up (`guessLookUp`).
+    let mayGuess: Bool
 
-    /// With `locking`, the first statement sent takes the write lock first.
-    init(link: PostgresLink, assets: URL, naming: ContainerNaming, zones: ZoneAnswers, schemaVersion: Int, locking: Bool = false) {
+    /// With `begin`, a write transaction: its first statement sends `begin` and takes the write lock first.
+    init(link: PostgresLink, assets: URL, naming: ContainerNaming, lasting: LastingAnswers, schemaVersion: Int,
+         begin: String? = nil, mayGuess: Bool = false) {
         self.transport = link
         self.assets = assets
         self.naming = naming
-        self.zones = zones
+        self.lasting = lasting
         self.schemaVersion = schemaVersion
-        buffer.lockPending = locking
+        self.mayGuess = mayGuess && schemaVersion >= 3
+        buffer.beginPending = begin
+        buffer.lockPending = begin != nil
     }
 
     /// The connection, once the buffered writes are sent: every statement sees the writes before it.
@@ -33,9 +38,13 @@ struct PostgresAccess: StorageWriter {
         return transport
     }
 
-    /// Whether each zone keeps a change log, once read: the public database's only zone never changes.
-    final class ZoneAnswers: Sendable {
+    /// What a client keeps between transactions.
+    final class LastingAnswers: Sendable {
+        /// Whether each zone keeps a change log, once read: the public database's only zone never changes.
         let keepsChanges = Mutex<[String: Bool]>([:])
+        /// Each record type's searchable keys as last read. Another client may have changed them
+        /// since, so they serve only a guess, which the server checks (`PostgresWriteSQL.guessChecks`).
+        let searchableKeys = Mutex<[String: [String]]>([:])
     }
 
     /// The record columns `decodeRecord` reads, in its order.
@@ -123,6 +132,7 @@ struct PostgresAccess: StorageWriter {
         // The first statement of a write takes the lock; on schema 2 the look-up takes it, sparing a round trip.
         let rows: [PostgresRow]
         if schemaVersion >= 2, buffer.lockPending, buffer.isEmpty {
+            sendBegin()
             buffer.lockPending = false
             rows = try transport.preparedRows(LookUpLocked.self, binds)
         } else {
@@ -150,8 +160,23 @@ struct PostgresAccess: StorageWriter {
             }
         }
         let byType = try Self.fieldMarks(marks, from: PostgresWriteSQL.marksColumn)
-        for type in types { memo.searchableKeys[type] = Self.searchableKeys(byType[type] ?? [:]) }
+        for type in types { rememberSearchableKeys(Self.searchableKeys(byType[type] ?? [:]), of: type) }
         return found
+    }
+
+    /// Saves that only create, guessed without a round trip: nothing stored, every target there, and
+    /// each type's searchable keys as last read. `fatchat.save_guessed` checks it all when the batch
+    /// is sent; `nil` (look up instead) before this client has read a type's searchable keys.
+    func guessLookUp(saving records: [Record], targets: [RecordID]) throws -> SaveLookUp? {
+        guard mayGuess else { return nil }
+        let types = Array(Set(records.map(\.recordType)))
+        let known = lasting.searchableKeys.withLock { known in types.compactMap { type in known[type].map { (type, $0) } } }
+        guard known.count == types.count else { return nil }
+        for (type, keys) in known { memo.searchableKeys[type] = keys }
+        let ids = records.map(\.recordID)
+        buffer.guess = PostgresWriteBuffer.Guess(absent: ids, targets: targets, types: types,
+                                                 searchable: known.flatMap { type, keys in keys.map { (type, $0) } })
+        return SaveLookUp(stored: Dictionary(uniqueKeysWithValues: ids.map { ($0, Record?.none) }), existing: Set(targets))
     }
 
     /// The look-up of a batch of saves (`PostgresWriteSQL.lookUp`), kept prepared: every commit runs
@@ -191,11 +216,11 @@ struct PostgresAccess: StorageWriter {
     }
 
     func zoneKeepsChanges(_ name: String) throws -> Bool? {
-        if let known = zones.keepsChanges.withLock({ $0[name] }) { return known }
+        if let known = lasting.keepsChanges.withLock({ $0[name] }) { return known }
         var arguments = PostgresArguments()
         guard let row = try link.rows("SELECT changes FROM fatchat.zone WHERE name = \(arguments.bind(name))", arguments.binds).first else { return nil }
         let keeps = try PostgresColumns(row).bool(0, "changes")
-        zones.keepsChanges.withLock { $0[name] = keeps }
+        lasting.keepsChanges.withLock { $0[name] = keeps }
         return keeps
     }
 

@@ -28,8 +28,9 @@ import PostgresNIO
 enum PostgresSchema {
     /// The version `meta.schema` holds; a database with a larger one was made by a newer build.
     /// Version 2 added the functions a commit calls (`PostgresWriteSQL`) and the feed's
-    /// (`PostgresAccess.feedFunction`), and made `writerOf` cheap.
-    static let version = 2
+    /// (`PostgresAccess.feedFunction`), and made `writerOf` cheap. Version 3 added the function that
+    /// saves a batch of new records on a guess, in one statement (`PostgresWriteSQL.saveGuessed`).
+    static let version = 3
     /// The channel that carries each commit's newest sequence number.
     static let channel = "fatchat_changes"
     /// The advisory lock every writer holds until it commits, so that change sequences commit in order.
@@ -281,7 +282,7 @@ enum PostgresSchema {
             ("GRANT UPDATE ON fatchat.meta TO PUBLIC", []),
             ("GRANT INSERT, UPDATE ON fatchat.identity TO PUBLIC", []),
             ("GRANT INSERT ON fatchat.asset TO PUBLIC", []),
-        ] + (PostgresWriteSQL.functions + [PostgresAccess.feedFunction]).map { ($0, []) }
+        ] + (PostgresWriteSQL.functions + [PostgresAccess.feedFunction, PostgresWriteSQL.saveGuessed]).map { ($0, []) }
     }
 
     /// Whose row an insert makes: the inserting role's, except while the administrator migrates a
@@ -300,6 +301,7 @@ enum PostgresSchema {
     static func upgrade(from version: Int) -> [(sql: String, binds: [String])] {
         var statements: [(sql: String, binds: [String])] = []
         if version < 2 { statements += ([writerOf, PostgresAccess.feedFunction] + PostgresWriteSQL.functions).map { ($0, []) } }
+        if version < 3 { statements.append((PostgresWriteSQL.saveGuessed, [])) }
         statements.append(("UPDATE fatchat.meta SET value = $1 WHERE key = 'schema'", [String(Self.version)]))
         return statements
     }

@@ -269,8 +269,10 @@ struct PostgresLink {
     /// that blocks a pool thread while it waits (a test, say) cannot starve it, and it wakes
     /// no more threads than `rows` does.
     func preparedRows<Statement: PreparedSQL>(_ statement: Statement.Type, _ binds: PostgresBindings) throws -> [PostgresRow] {
+        // Sent before what went earlier is checked: answers come in order, and this thread then waits once, not twice.
+        let answer = sendPrepared(statement, binds)
         try settle()
-        return try wait(sendPrepared(statement, binds))
+        return try wait(answer)
     }
 
     /// Sends a statement the connection keeps prepared, through postgres-nio's async API, as a
@@ -294,7 +296,8 @@ struct PostgresLink {
                 }
                 answer.complete(.success(rows))
             } catch {
-                session.dropConnectionAfterUse()
+                // A wrong guess is the statement's answer, not a failed preparation.
+                if !GuessFailed.isGuessFailed(error) { session.dropConnectionAfterUse() }
                 answer.complete(.failure(error))
             }
         }
@@ -346,7 +349,16 @@ struct PostgresLink {
             guard let result = answer.result.withLock({ $0 }) else { throw StoreError(.internalError, "A statement finished without a result.") }
             return try result.get()
         } catch {
+            if GuessFailed.isGuessFailed(error) { throw GuessFailed() }
             throw session.translate(error, doing: "run a statement")
+        }
+    }
+
+    /// A batch saved on a guess found it wrong (`PostgresWriteSQL.guessFailed`): nothing was saved,
+    /// and the transaction runs again, looking up (`PostgresStorage.write`).
+    struct GuessFailed: Error {
+        static func isGuessFailed(_ error: any Error) -> Bool {
+            (error as? PSQLError)?.serverInfo?[.sqlState] == PostgresWriteSQL.guessFailed
         }
     }
 

@@ -14,8 +14,8 @@ final class PostgresStorage: RecordStorage {
     let session: PostgresSession
     let assetsDirectory: URL
     let naming: ContainerNaming
-    /// The zones' answers, read once for the storage's life.
-    private let zones = PostgresAccess.ZoneAnswers()
+    /// What the storage's transactions read once and keep.
+    private let lasting = PostgresAccess.LastingAnswers()
 
     /// The database's schema version: this build's, unless an older build made it and the role
     /// that opened it may not upgrade it (`upgradeSchema`).
@@ -106,8 +106,13 @@ final class PostgresStorage: RecordStorage {
         try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock: false, body)
     }
 
+    /// A batch saved on a guess that turns out wrong (`PostgresAccess.guessLookUp`) saved nothing, and runs again, looking up.
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock: true, body)
+        do {
+            return try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock: true, mayGuess: true, body)
+        } catch is PostgresLink.GuessFailed {
+            return try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock: true, body)
+        }
     }
 
     /// Runs `body` in a transaction, with as few waits for the server as is safe.
@@ -118,27 +123,32 @@ final class PostgresStorage: RecordStorage {
     /// (`executeLater`), and the COMMIT checks them all. That spares this thread a wait per
     /// statement, not the server a round trip: postgres-nio sends a statement only once the one
     /// before it is answered, so a transaction costs a round trip per statement, and only fewer
-    /// statements make it shorter. A reader does not wait for its COMMIT, and leaves it for
-    /// the next caller to check (`PostgresSession.withLink`).
-    private func transaction<T>(_ begin: String, lock: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
+    /// statements make it shorter. A writer whose only statement is a batch saved on a guess sends
+    /// it without BEGIN or COMMIT (`PostgresAccess.sendBufferedWrites`). A reader does not wait for
+    /// its COMMIT, and leaves it for the next caller to check (`PostgresSession.withLink`).
+    private func transaction<T>(_ begin: String, lock: Bool, mayGuess: Bool = false, _ body: (PostgresAccess) throws -> T) throws -> T {
         try onLink { link in
-            link.checkLater(link.send(begin))
+            if !lock { link.checkLater(link.send(begin)) }
+            let access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming, lasting: lasting, schemaVersion: schemaVersion,
+                                        begin: lock ? begin : nil, mayGuess: mayGuess)
             do {
-                let access = PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones, schemaVersion: schemaVersion, locking: lock)
                 let result = try body(access)
-                access.sendBufferedWrites()
-                if lock {
+                access.sendBufferedWrites(closing: true)
+                if !lock {
+                    try link.settle()
+                    session.leaveUnsettled(link.send("COMMIT"), on: link)
+                } else if access.buffer.began {
                     // A transaction the server aborted answers COMMIT with ROLLBACK: nothing was saved.
                     guard try link.commandTag("COMMIT") != "ROLLBACK" else {
                         throw StoreError(.internalError, "The PostgreSQL server rolled the transaction back instead of committing it; nothing was saved.")
                     }
                 } else {
+                    // One statement, its own transaction, or none at all.
                     try link.settle()
-                    session.leaveUnsettled(link.send("COMMIT"), on: link)
                 }
                 return result
             } catch {
-                if !PostgresSession.isConnectionLost(error) { _ = try? link.execute("ROLLBACK") }
+                if !PostgresSession.isConnectionLost(error), !lock || access.buffer.began { _ = try? link.execute("ROLLBACK") }
                 throw error
             }
         }
@@ -148,7 +158,7 @@ final class PostgresStorage: RecordStorage {
     /// to answer, which a receiver would otherwise pay for on every wake-up.
     func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
         try onLink { link in
-            try PostgresAccess(link: link, assets: assetsDirectory, naming: naming, zones: zones, schemaVersion: schemaVersion).changesWithBounds(after: sequence, zone: zone, limit: limit)
+            try PostgresAccess(link: link, assets: assetsDirectory, naming: naming, lasting: lasting, schemaVersion: schemaVersion).changesWithBounds(after: sequence, zone: zone, limit: limit)
         }
     }
 

@@ -11,7 +11,11 @@ import Foundation
 ///   where two were. They cannot be one statement: the row-level-security checks of references
 ///   and change-log rows read `fatchat.record`, and a statement does not see its own inserts.
 ///
-/// Both run as the calling role (`SECURITY INVOKER`), so row-level security binds them as it binds
+/// - `fatchat.save_guessed` (schema 3) takes the write lock, checks what the client guessed instead of
+///   looking up (`guessChecks`), and saves the batch: a new message's whole commit in one statement,
+///   sent without BEGIN or COMMIT.
+///
+/// All run as the calling role (`SECURITY INVOKER`), so row-level security binds them as it binds
 /// the statements. Both plan their statements once per session (`force_generic_plan`): left to
 /// choose, the server found a plan for arrays of known length cheaper than a generic one, and
 /// planned the statements again at every call: the look-up took 0.29 ms a call against 0.08 ms
@@ -91,6 +95,25 @@ enum PostgresWriteSQL {
         text[], text[], text[], boolean[], text[], text[], text[], text[], text[], text[], bigint[], text[], boolean[], float8[], bigint
         """
 
+    /// The SQLSTATE `fatchat.save_guessed` raises when the client's guess was wrong: nothing is saved, and the client looks up and tries again.
+    static let guessFailed = "FC001"
+
+    /// What a client that did not look up before saving guessed, checked once the write lock is held,
+    /// from the function's first parameters: that no record of zones `$1` and names `$2` exists;
+    /// that every record of zones `$3` and names `$4` (references' targets) exists; and that the
+    /// searchable keys of the types `$5` are the pairs of types `$6` and keys `$7`.
+    static let guessChecks = """
+        EXISTS (SELECT 1 FROM fatchat.record r JOIN unnest($1, $2) AS u (z, n) ON r.zone = u.z AND r.name = u.n)
+            OR (SELECT count(*) FROM fatchat.record r JOIN unnest($3, $4) AS u (z, n) ON r.zone = u.z AND r.name = u.n) <> cardinality($3)
+            OR EXISTS (SELECT type, key FROM fatchat.field_mark WHERE type = ANY($5) AND options & \(FieldIndexOptions.searchable.rawValue) <> 0
+                       EXCEPT SELECT * FROM unnest($6, $7))
+            OR EXISTS (SELECT * FROM unnest($6, $7)
+                       EXCEPT SELECT type, key FROM fatchat.field_mark WHERE type = ANY($5) AND options & \(FieldIndexOptions.searchable.rawValue) <> 0)
+        """
+
+    /// How many parameters `guessChecks` takes, before `fatchat.save_batch`'s.
+    static let guessParameters = 7
+
     /// The functions schema 2 adds, made by a new database and by the upgrade of a schema-1 one.
     static let functions = [
         """
@@ -116,4 +139,17 @@ enum PostgresWriteSQL {
         END $fn$
         """,
     ]
+
+    /// The function schema 3 adds: a batch saved on a guess, which it checks under the write lock.
+    static let saveGuessed = """
+        CREATE OR REPLACE FUNCTION fatchat.save_guessed(text[], text[], text[], text[], text[], text[], text[], \(saveBatchParameters))
+        RETURNS bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(\(PostgresSchema.writeLock));
+            IF \(guessChecks) THEN
+                RAISE EXCEPTION 'the saves were made on a guess about stored records that does not hold' USING ERRCODE = '\(guessFailed)';
+            END IF;
+            RETURN fatchat.save_batch(\((guessParameters + 1...guessParameters + recordParameters + besideParameters).map { "$\($0)" }.joined(separator: ", ")));
+        END $fn$
+        """
 }
