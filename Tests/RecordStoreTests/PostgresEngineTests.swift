@@ -272,6 +272,24 @@ struct PostgresEngineTests {
         #expect(try other.records(matching: Query(recordType: "Message", predicate: try QueryPredicate(format: "self CONTAINS %@", "okapi"))).records.count == 1)
     }
 
+    @Test("A guess is checked even when the transaction reads before its saves go")
+    func aGuessOutlivesAReadBeforeTheSaves() throws {
+        let dir = try TemporaryDirectory()
+        let other = try dir.container(engine: .postgresql).publicDatabase
+        var theirs = Record(recordType: "Message", recordID: RecordID(recordName: "taken"))
+        theirs["text"] = .string("theirs")
+        _ = try other.save(theirs)
+        // The guesser's first write marks a field searchable, so it knows the type's searchable keys
+        // before any save; its first save still has to read whether the zone keeps a change log.
+        let guesser = try dir.container(engine: .postgresql).publicDatabase
+        try guesser.setIndexes(.searchable, forField: "text", ofType: "Message")
+        var mine = Record(recordType: "Message", recordID: RecordID(recordName: "taken"))
+        mine["text"] = .string("mine")
+        let clash = #expect(throws: StoreError.self) { try guesser.save(mine) }
+        #expect(clash?.code == .serverRecordChanged)
+        #expect(try other.record(for: theirs.recordID)["text"]?.stringValue == "theirs")
+    }
+
     /// Runs SQL through psql on the server database of the container in `dir`, as its administrator.
     private func serverOf(_ dir: TemporaryDirectory, _ name: String = "container") throws -> (String) throws -> String {
         let descriptor = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.path(name).appendingPathComponent("container.json"))) as? [String: Any]

@@ -61,10 +61,13 @@ final class PostgresWriteBuffer {
     /// Whether the buffer holds no save, change-log row or prune.
     var isEmpty: Bool { saves.isEmpty && changes.isEmpty && keep == nil }
 
-    /// Everything buffered, leaving the buffer empty.
+    /// Everything buffered, leaving the buffer empty. The guess goes only with the saves it was
+    /// made for: a statement sent before them (a read, say) leaves it for them.
     func take() -> (saves: [Save], changes: [Change], keep: Int?, guess: Guess?) {
-        defer { (saves, changes, keep, guess) = ([], [], nil, nil) }
-        return (saves, changes, keep, guess)
+        let taken = (saves, changes, keep, saves.isEmpty ? nil : guess)
+        (saves, changes, keep) = ([], [], nil)
+        if taken.3 != nil { guess = nil }
+        return taken
     }
 }
 
@@ -88,7 +91,7 @@ extension PostgresAccess {
         let prunesApart = keep != nil && !prunesAlong
         let hangsOff = saves.contains { !$0.links.isEmpty || !$0.hashes.isEmpty } || !changes.isEmpty
         // `fatchat.save_guessed` takes the lock itself, and then checks the guess.
-        let guessed = guess.map { _ in !saves.isEmpty } ?? false
+        let guessed = guess != nil
         // Alone, the guessed save is the whole transaction; a transaction that wrote nothing sends nothing.
         let alone = closing && guessed && !prunesApart
         if !alone, !closing || !saves.isEmpty || hangsOff || keep != nil { sendBegin() }
@@ -107,7 +110,7 @@ extension PostgresAccess {
             guard let row = rows.first else { throw StoreError(.internalError, "The server answered a save with no row.") }
             try check(PostgresColumns(row).integer(0, "saved"))
         }
-        if let guess, guessed {
+        if let guess {
             var binds = PostgresBindings()
             Self.bindGuess(guess, to: &binds)
             Self.bindRecords(saves, to: &binds)
