@@ -231,7 +231,7 @@ struct PostgresEngineTests {
         let db = try dir.container(engine: .postgresql).publicDatabase
         _ = try db.save(Record(recordType: "Note"))
         _ = try db.save(Record(recordType: "Note"))
-        #expect(try server("SELECT value FROM fatchat.meta WHERE key = 'schema'") == "3")
+        #expect(try server("SELECT value FROM fatchat.meta WHERE key = 'schema'") == String(PostgresSchema.version))
         #expect(try server("SELECT count(*) FROM pg_proc WHERE proname = 'save_guessed'") == "1")
         #expect(try db.countRecords(matching: Query(recordType: "Note")) == 3)
     }

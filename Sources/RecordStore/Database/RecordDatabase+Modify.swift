@@ -73,6 +73,7 @@ extension RecordDatabase {
         let savingIDs = Set(saving.map(\.recordID))
         let deleting = recordIDs.filter { early[$0] == nil }
         // Saves that can only create, such as new messages: an engine may guess what a look-up would find.
+        // Not with assets, whose content an engine may send between a batch's saves.
         let onlyCreates = savePolicy == .ifServerRecordUnchanged && deleting.isEmpty
             && saving.allSatisfy { $0.recordChangeTag == nil && $0.assets.isEmpty }
         do {

@@ -12,7 +12,7 @@ struct PostgresAccess: StorageWriter {
     let lasting: LastingAnswers
     /// What this transaction has looked up already: each round trip to the server is paid once.
     let memo = TransactionMemo()
-    /// The write lock, saves and change-log rows not sent yet.
+    /// BEGIN, the write lock, saves, change-log rows and a guess, not sent yet.
     let buffer = PostgresWriteBuffer()
     /// The database's schema version (`PostgresSchema.version`), which says what it can be sent.
     let schemaVersion: Int

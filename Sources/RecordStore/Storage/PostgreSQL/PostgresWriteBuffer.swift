@@ -64,10 +64,10 @@ final class PostgresWriteBuffer {
     /// Everything buffered, leaving the buffer empty. The guess goes only with the saves it was
     /// made for: a statement sent before them (a read, say) leaves it for them.
     func take() -> (saves: [Save], changes: [Change], keep: Int?, guess: Guess?) {
-        let taken = (saves, changes, keep, saves.isEmpty ? nil : guess)
-        (saves, changes, keep) = ([], [], nil)
-        if taken.3 != nil { guess = nil }
-        return taken
+        let guess = saves.isEmpty ? nil : self.guess
+        if guess != nil { self.guess = nil }
+        defer { (saves, changes, keep) = ([], [], nil) }
+        return (saves, changes, keep, guess)
     }
 }
 
@@ -84,6 +84,7 @@ extension PostgresAccess {
     /// waiting: the COMMIT, or the next statement waited for, checks it. `closing`: nothing follows,
     /// so a batch saved on a guess, if it is all there is, goes without BEGIN (and needs no COMMIT).
     func sendBufferedWrites(closing: Bool = false) {
+        let writes = !buffer.isEmpty
         let (saves, changes, keep, guess) = buffer.take()
         // The log's newest entries are the statement's own, which its prune cannot see to delete:
         // it prunes only a log that keeps them all, and a separate statement prunes any other.
@@ -94,7 +95,7 @@ extension PostgresAccess {
         let guessed = guess != nil
         // Alone, the guessed save is the whole transaction; a transaction that wrote nothing sends nothing.
         let alone = closing && guessed && !prunesApart
-        if !alone, !closing || !saves.isEmpty || hangsOff || keep != nil { sendBegin() }
+        if !alone, !closing || writes { sendBegin() }
         if buffer.lockPending, !guessed, buffer.began {
             buffer.lockPending = false
             transport.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)

@@ -102,14 +102,15 @@ enum PostgresWriteSQL {
     /// from the function's first parameters: that no record of zones `$1` and names `$2` exists;
     /// that every record of zones `$3` and names `$4` (references' targets) exists; and that the
     /// searchable keys of the types `$5` are the pairs of types `$6` and keys `$7`.
-    static let guessChecks = """
-        EXISTS (SELECT 1 FROM fatchat.record r JOIN unnest($1, $2) AS u (z, n) ON r.zone = u.z AND r.name = u.n)
-            OR (SELECT count(*) FROM fatchat.record r JOIN unnest($3, $4) AS u (z, n) ON r.zone = u.z AND r.name = u.n) <> cardinality($3)
-            OR EXISTS (SELECT type, key FROM fatchat.field_mark WHERE type = ANY($5) AND options & \(FieldIndexOptions.searchable.rawValue) <> 0
-                       EXCEPT SELECT * FROM unnest($6, $7))
-            OR EXISTS (SELECT * FROM unnest($6, $7)
-                       EXCEPT SELECT type, key FROM fatchat.field_mark WHERE type = ANY($5) AND options & \(FieldIndexOptions.searchable.rawValue) <> 0)
-        """
+    static let guessChecks: String = {
+        let stored = "SELECT type, key FROM fatchat.field_mark WHERE type = ANY($5) AND options & \(FieldIndexOptions.searchable.rawValue) <> 0"
+        let guessed = "SELECT * FROM unnest($6, $7)"
+        return """
+            EXISTS (SELECT 1 FROM fatchat.record r JOIN unnest($1, $2) AS u (z, n) ON r.zone = u.z AND r.name = u.n)
+                OR (SELECT count(*) FROM fatchat.record r JOIN unnest($3, $4) AS u (z, n) ON r.zone = u.z AND r.name = u.n) <> cardinality($3)
+                OR EXISTS (\(stored) EXCEPT \(guessed)) OR EXISTS (\(guessed) EXCEPT \(stored))
+            """
+    }()
 
     /// How many parameters `guessChecks` takes, before `fatchat.save_batch`'s.
     static let guessParameters = 7
