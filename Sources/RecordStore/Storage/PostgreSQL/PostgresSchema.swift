@@ -30,7 +30,8 @@ enum PostgresSchema {
     /// Version 2 added the functions a commit calls (`PostgresWriteSQL`) and the feed's
     /// (`PostgresAccess.feedFunction`), and made `writerOf` cheap. Version 3 added the function that
     /// saves a batch of new records on a guess, in one statement (`PostgresWriteSQL.saveGuessed`).
-    static let version = 3
+    /// Version 4 made that function run only what new records need, in place of `save_batch`.
+    static let version = 4
     /// The channel that carries each commit's newest sequence number.
     static let channel = "fatchat_changes"
     /// The advisory lock every writer holds until it commits, so that change sequences commit in order.
@@ -301,7 +302,7 @@ enum PostgresSchema {
     static func upgrade(from version: Int) -> [(sql: String, binds: [String])] {
         var statements: [(sql: String, binds: [String])] = []
         if version < 2 { statements += ([writerOf, PostgresAccess.feedFunction] + PostgresWriteSQL.functions).map { ($0, []) } }
-        if version < 3 { statements.append((PostgresWriteSQL.saveGuessed, [])) }
+        if version < 4 { statements.append((PostgresWriteSQL.saveGuessed, [])) }
         statements.append(("UPDATE fatchat.meta SET value = $1 WHERE key = 'schema'", [String(Self.version)]))
         return statements
     }

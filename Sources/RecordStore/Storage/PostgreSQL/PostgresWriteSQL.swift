@@ -13,7 +13,7 @@ import Foundation
 ///
 /// - `fatchat.save_guessed` (schema 3) takes the write lock, checks what the client guessed instead of
 ///   looking up (`guessChecks`), and saves the batch: a new message's whole commit in one statement,
-///   sent without BEGIN or COMMIT.
+///   sent without BEGIN or COMMIT. Since schema 4 it saves with statements of its own (`saveGuessed`).
 ///
 /// All run as the calling role (`SECURITY INVOKER`), so row-level security binds them as it binds
 /// the statements. Both plan their statements once per session (`force_generic_plan`): left to
@@ -39,6 +39,11 @@ enum PostgresWriteSQL {
     /// How many parameters `records` takes.
     static let recordParameters = 12
 
+    /// The parameters of a statement numbered from `first`: `parameter(1)` is `$first`.
+    private static func parameters(from first: Int) -> (Int) -> String {
+        { "$\(first + $0 - 1)" }
+    }
+
     /// A batch's records in one INSERT, each a new row or an update of its creator's own. A replaced
     /// record's references and asset uses go first; `beside` puts back the ones it has now.
     static func records(returning: Bool) -> String {
@@ -51,14 +56,22 @@ enum PostgresWriteSQL {
         ), unused AS (
             DELETE FROM fatchat.asset_use WHERE record IN (SELECT id FROM replaced)
         )
-        INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
-        SELECT z, n, t, f::jsonb, c, m, cr, mo, tg, CASE WHEN hs THEN array_to_tsvector(string_to_array(s, ' ')) END
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[],
-                    $7::text[], $8::text[], $9::text[], $10::text[], $11::boolean[]) AS u (z, n, t, f, c, m, cr, mo, tg, s, hs)
+        \(insertRecords(parametersFrom: 1))
         ON CONFLICT (zone, name) DO UPDATE SET
             type = excluded.type, fields = excluded.fields, modified = excluded.modified,
             modifier = excluded.modifier, tag = excluded.tag, search = excluded.search\(returning ? "\nRETURNING 1" : "")
         """
+    }
+
+    /// The INSERT of a batch's records from the first 11 parameters of `records`, numbered from `first`.
+    private static func insertRecords(parametersFrom first: Int) -> String {
+        let p = parameters(from: first)
+        return """
+            INSERT INTO fatchat.record (zone, name, type, fields, created, modified, creator, modifier, tag, search)
+            SELECT z, n, t, f::jsonb, c, m, cr, mo, tg, CASE WHEN hs THEN array_to_tsvector(string_to_array(s, ' ')) END
+            FROM unnest(\(p(1))::text[], \(p(2))::text[], \(p(3))::text[], \(p(4))::text[], \(p(5))::float8[], \(p(6))::float8[],
+                        \(p(7))::text[], \(p(8))::text[], \(p(9))::text[], \(p(10))::text[], \(p(11))::boolean[]) AS u (z, n, t, f, c, m, cr, mo, tg, s, hs)
+            """
     }
 
     /// How many parameters `beside` takes.
@@ -68,24 +81,48 @@ enum PostgresWriteSQL {
     /// change-log rows, numbered in the order they were logged; and, when the last parameter is not
     /// NULL, the log pruned to that many newest entries. Its parameters are numbered from `first`.
     static func beside(parametersFrom first: Int) -> String {
-        func p(_ n: Int) -> String { "$\(first + n - 1)" }
+        """
+        WITH linked AS (
+            \(insertReferences(parametersFrom: first))
+        ), used AS (
+            \(insertAssetUses(parametersFrom: first + 4))
+        ), \(logged(parametersFrom: first + 7))
+        """
+    }
+
+    /// The references of `beside`'s first 4 parameters, numbered from `first`.
+    private static func insertReferences(parametersFrom first: Int) -> String {
+        let p = parameters(from: first)
         return """
-            WITH linked AS (
-                INSERT INTO fatchat.reference (holder, zone, target, cascade)
-                SELECT r.id, u.z, u.t, u.c FROM unnest(\(p(1))::text[], \(p(2))::text[], \(p(3))::text[], \(p(4))::boolean[]) AS u (z, n, t, c)
-                JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
-            ), used AS (
-                INSERT INTO fatchat.asset_use (hash, record)
-                SELECT u.h, r.id FROM unnest(\(p(5))::text[], \(p(6))::text[], \(p(7))::text[]) AS u (z, n, h)
-                JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
-            ), logged AS (
+            INSERT INTO fatchat.reference (holder, zone, target, cascade)
+            SELECT r.id, u.z, u.t, u.c FROM unnest(\(p(1))::text[], \(p(2))::text[], \(p(3))::text[], \(p(4))::boolean[]) AS u (z, n, t, c)
+            JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
+            """
+    }
+
+    /// The asset uses of `beside`'s parameters 5 to 7, numbered from `first`.
+    private static func insertAssetUses(parametersFrom first: Int) -> String {
+        let p = parameters(from: first)
+        return """
+            INSERT INTO fatchat.asset_use (hash, record)
+            SELECT u.h, r.id FROM unnest(\(p(1))::text[], \(p(2))::text[], \(p(3))::text[]) AS u (z, n, h)
+            JOIN fatchat.record r ON r.zone = u.z AND r.name = u.n
+            """
+    }
+
+    /// The change-log rows and the prune of `beside`'s last 8 parameters, numbered from `first`, as
+    /// the tail of a statement's WITH.
+    private static func logged(parametersFrom first: Int) -> String {
+        let p = parameters(from: first)
+        return """
+            logged AS (
                 INSERT INTO fatchat.change (zone, name, type, kind, previous, at)
                 SELECT z, n, t, k::smallint, CASE WHEN hp THEN p END, a
-                FROM unnest(\(p(8))::text[], \(p(9))::text[], \(p(10))::text[], \(p(11))::bigint[], \(p(12))::text[], \(p(13))::boolean[], \(p(14))::float8[])
+                FROM unnest(\(p(1))::text[], \(p(2))::text[], \(p(3))::text[], \(p(4))::bigint[], \(p(5))::text[], \(p(6))::boolean[], \(p(7))::float8[])
                     WITH ORDINALITY AS u (z, n, t, k, p, hp, a, o)
                 ORDER BY o
                 RETURNING seq
-            ), \(PostgresAccess.Prune.cut(latest: "(SELECT max(seq) FROM logged)", keep: p(15)))
+            ), \(PostgresAccess.Prune.cut(latest: "(SELECT max(seq) FROM logged)", keep: p(8)))
             """
     }
 
@@ -99,18 +136,17 @@ enum PostgresWriteSQL {
     static let guessFailed = "FC001"
 
     /// What a client that did not look up before saving guessed, checked once the write lock is held,
-    /// from the function's first parameters: that no record of zones `$1` and names `$2` exists;
-    /// that every record of zones `$3` and names `$4` (references' targets) exists; and that the
-    /// searchable keys of the types `$5` are the pairs of types `$6` and keys `$7`.
-    static let guessChecks: String = {
-        let stored = "SELECT type, key FROM fatchat.field_mark WHERE type = ANY($5) AND options & \(FieldIndexOptions.searchable.rawValue) <> 0"
-        let guessed = "SELECT * FROM unnest($6, $7)"
-        return """
-            EXISTS (SELECT 1 FROM fatchat.record r JOIN unnest($1, $2) AS u (z, n) ON r.zone = u.z AND r.name = u.n)
-                OR (SELECT count(*) FROM fatchat.record r JOIN unnest($3, $4) AS u (z, n) ON r.zone = u.z AND r.name = u.n) <> cardinality($3)
-                OR EXISTS (\(stored) EXCEPT \(guessed)) OR EXISTS (\(guessed) EXCEPT \(stored))
-            """
-    }()
+    /// from the function's first parameters: that every record of zones `$3` and names `$4`
+    /// (references' targets) exists, and that the searchable keys of the types `$5` are the pairs of
+    /// types `$6` and keys `$7` (a pair on one side only leaves the other side's columns NULL in the
+    /// full join). That no record of zones `$1` and names `$2` exists is checked by the INSERT itself
+    /// (`saveGuessed`), which saves no record in place of one stored.
+    static let guessChecks = """
+        (SELECT count(*) FROM fatchat.record r JOIN unnest($3, $4) AS u (z, n) ON r.zone = u.z AND r.name = u.n) <> cardinality($3)
+            OR (SELECT bool_or(s.type IS NULL OR g.type IS NULL)
+                FROM (SELECT type, key FROM fatchat.field_mark WHERE type = ANY($5) AND options & \(FieldIndexOptions.searchable.rawValue) <> 0) s
+                FULL JOIN unnest($6, $7) AS g (type, key) ON s.type = g.type AND s.key = g.key)
+        """
 
     /// How many parameters `guessChecks` takes, before `fatchat.save_batch`'s.
     static let guessParameters = 7
@@ -142,15 +178,39 @@ enum PostgresWriteSQL {
     ]
 
     /// The function schema 3 adds: a batch saved on a guess, which it checks under the write lock.
-    static let saveGuessed = """
-        CREATE OR REPLACE FUNCTION fatchat.save_guessed(text[], text[], text[], text[], text[], text[], text[], \(saveBatchParameters))
-        RETURNS bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
-        BEGIN
-            PERFORM pg_advisory_xact_lock(\(PostgresSchema.writeLock));
-            IF \(guessChecks) THEN
-                RAISE EXCEPTION 'the saves were made on a guess about stored records that does not hold' USING ERRCODE = '\(guessFailed)';
-            END IF;
-            RETURN fatchat.save_batch(\((guessParameters + 1...guessParameters + recordParameters + besideParameters).map { "$\($0)" }.joined(separator: ", ")));
-        END $fn$
-        """
+    ///
+    /// Since schema 4 it does not call `fatchat.save_batch`, and runs only what a batch of new records
+    /// needs: no replaced record's references to remove, and no statement for references or asset uses
+    /// when there are none. An INSERT that skips a name already stored (or named twice in the batch)
+    /// stands for the look-up that would have found it. Each statement a call runs is set up anew by
+    /// the server at every call, which was a third of its work (`BENCHMARKS.md`, nineteenth round).
+    static let saveGuessed: String = {
+        let p = parameters(from: guessParameters + 1)
+        let refused = "RAISE EXCEPTION 'the saves were made on a guess about stored records that does not hold' USING ERRCODE = '\(guessFailed)'"
+        return """
+            CREATE OR REPLACE FUNCTION fatchat.save_guessed(text[], text[], text[], text[], text[], text[], text[], \(saveBatchParameters))
+            RETURNS bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+            DECLARE
+                saved bigint;
+            BEGIN
+                PERFORM pg_advisory_xact_lock(\(PostgresSchema.writeLock));
+                IF \(guessChecks) THEN
+                    \(refused);
+                END IF;
+                \(insertRecords(parametersFrom: guessParameters + 1)) ON CONFLICT (zone, name) DO NOTHING;
+                GET DIAGNOSTICS saved = ROW_COUNT;
+                IF saved <> cardinality(\(p(1))) THEN
+                    \(refused);
+                END IF;
+                IF cardinality(\(p(recordParameters + 1))) > 0 THEN
+                    \(insertReferences(parametersFrom: guessParameters + recordParameters + 1));
+                END IF;
+                IF cardinality(\(p(recordParameters + 5))) > 0 THEN
+                    \(insertAssetUses(parametersFrom: guessParameters + recordParameters + 5));
+                END IF;
+                WITH \(logged(parametersFrom: guessParameters + recordParameters + 8));
+                RETURN saved;
+            END $fn$
+            """
+    }()
 }
