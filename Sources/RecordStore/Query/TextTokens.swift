@@ -2,12 +2,12 @@ import Foundation
 
 /// Splits text into search tokens the way FTS5's `unicode61 remove_diacritics 2` tokenizer does.
 ///
-/// A token is a run of letters, digits and private-use characters (combining
-/// marks stay inside it); it is folded to lower case without accents. A
+/// A token is a run of letters, numbers and private-use characters, and of the
+/// combining marks FTS5 counts as diacritics; it is case folded, and a Latin
+/// letter loses its accents (a Greek or Cyrillic one keeps them). A
 /// PostgreSQL save makes a record's search words with this, and the scan
 /// fallback and the in-memory evaluator use it, so they agree with FTS5
-/// (`TextTokensTests` asks FTS5 itself). They differ on accents outside the
-/// Latin letters, which FTS5 keeps.
+/// (`TextTokensTests` asks FTS5 itself).
 enum TextTokens {
     static func tokens(of text: String) -> [String] {
         var out: [String] = []
@@ -39,23 +39,86 @@ enum TextTokens {
         }
     }
 
+    /// What FTS5 takes into a token: letters, numbers, private use, and what its Unicode tables do not know
+    /// (they are of version 6.1, so to FTS5 a scalar assigned since is unassigned), but of the nonspacing marks
+    /// only the diacritics it folds away.
     private static func isTokenScalar(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x1885, 0x1886: return true  // letters in FTS5's tables, marks since Unicode 9
+        case 0x19B0...0x19C0, 0x19C8, 0x19C9, 0x1CF2, 0x1CF3: return false  // marks there, letters since
+        case 0xFFFE, 0xFFFF: return false  // noncharacters FTS5 counts as separators
+        default: break
+        }
+        if isUnknownToFTS5(scalar) { return true }
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .decimalNumber, .letterNumber, .otherNumber, .privateUse, .nonspacingMark:
-            true
+             .decimalNumber, .letterNumber, .otherNumber, .privateUse, .unassigned:
+            return true
+        case .nonspacingMark:
+            return isFTS5Diacritic(scalar)
         default:
-            false
+            return false
         }
     }
 
+    private static func isUnknownToFTS5(_ scalar: Unicode.Scalar) -> Bool {
+        guard let age = scalar.properties.age else { return true }
+        return age.major > 6 || (age.major == 6 && age.minor > 1)
+    }
+
+    /// The combining marks FTS5 keeps inside a token and then drops: graves, acutes, circumflexes, tildes,
+    /// macrons, breves, dots, diaereses, hooks, rings, carons, horns, cedillas and ogoneks, and a few below.
+    private static func isFTS5Diacritic(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x300...0x304, 0x306...0x30C, 0x30F, 0x311, 0x31B, 0x323...0x328, 0x32D, 0x32E, 0x330, 0x331: true
+        default: false
+        }
+    }
+
+    /// Each scalar as FTS5 folds it: case folded (one scalar for one), FTS5's diacritics dropped, and a Latin
+    /// letter whose canonical decomposition is an ASCII letter with accents made that letter; every other
+    /// letter keeps its accents.
     private static func fold(_ token: String) -> String {
         var scalars = String.UnicodeScalarView()
-        for scalar in token.decomposedStringWithCanonicalMapping.unicodeScalars
-        where scalar.properties.generalCategory != .nonspacingMark {
-            scalars.append(scalar)
+        for scalar in token.unicodeScalars where !isFTS5Diacritic(scalar) {
+            if isUnknownToFTS5(scalar) {
+                scalars.append(scalar)
+                continue
+            }
+            let folded = caseFolded(scalar)
+            scalars.append(isLatinWithAccents(folded) ? asciiBase(of: folded) ?? folded : folded)
         }
-        return String(scalars).lowercased()
+        return String(scalars)
+    }
+
+    /// Unicode's simple case folding: the full folding where it is one scalar (so "ς" is "σ", "ſ" is "s"), else
+    /// the lower case where that is one scalar, else the scalar itself ("ß" stays).
+    private static func caseFolded(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        guard scalar.properties.changesWhenCaseFolded else { return scalar }
+        for candidate in [String(scalar).folding(options: .caseInsensitive, locale: nil), scalar.properties.lowercaseMapping] {
+            let scalars = candidate.unicodeScalars
+            if scalars.count == 1, let only = scalars.first { return only }
+        }
+        return scalar
+    }
+
+    /// Latin-1 Supplement, Latin Extended-A and -B, and Latin Extended Additional, less "ǡ", which FTS5's table lacks.
+    private static func isLatinWithAccents(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x1E1: false
+        case 0xC0...0x24F, 0x1E00...0x1EFF: true
+        default: false
+        }
+    }
+
+    /// The lower-case ASCII letter a scalar decomposes to, if it does.
+    private static func asciiBase(of scalar: Unicode.Scalar) -> Unicode.Scalar? {
+        guard let base = String(scalar).decomposedStringWithCanonicalMapping.unicodeScalars.first else { return nil }
+        switch base.value {
+        case 0x41...0x5A: return Unicode.Scalar(base.value + 0x20)
+        case 0x61...0x7A: return base
+        default: return nil
+        }
     }
 
     /// Whether every token of `query` appears among the tokens of `texts`.
