@@ -91,15 +91,18 @@ enum TextTokens {
         return String(scalars)
     }
 
-    /// Unicode's simple case folding: the full folding where it is one scalar (so "ς" is "σ", "ſ" is "s"), else
-    /// the lower case where that is one scalar, else the scalar itself ("ß" stays).
+    /// Unicode's simple case folding: the lower case where it is another single scalar (every capital), else the
+    /// full folding where that is one scalar (so "ς" is "σ", "ſ" is "s"), else the scalar itself ("ß", "İ" stay).
+    /// Foundation's folding, which builds strings, is asked only for the few the lower case leaves alone.
     private static func caseFolded(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
         guard scalar.properties.changesWhenCaseFolded else { return scalar }
-        for candidate in [String(scalar).folding(options: .caseInsensitive, locale: nil), scalar.properties.lowercaseMapping] {
-            let scalars = candidate.unicodeScalars
-            if scalars.count == 1, let only = scalars.first { return only }
-        }
-        return scalar
+        if let lower = single(scalar.properties.lowercaseMapping), lower != scalar { return lower }
+        return single(String(scalar).folding(options: .caseInsensitive, locale: nil)) ?? scalar
+    }
+
+    private static func single(_ text: String) -> Unicode.Scalar? {
+        let scalars = text.unicodeScalars
+        return scalars.count == 1 ? scalars.first : nil
     }
 
     /// Latin-1 Supplement, Latin Extended-A and -B, and Latin Extended Additional, less "ǡ", which FTS5's table lacks.
