@@ -244,6 +244,34 @@ import Testing
         #expect(second?.message == "second")
     }
 
+    @Test(arguments: [0, 1, 15, 16, 400])
+    func outputsMadeAheadComeInOrderAndABatchIsMadeOnAnotherThreadToo(count: Int) {
+        let caller = pthread_self()
+        let elsewhere = Mutex(0)
+        let ahead = OnAllCores.ahead(Array(0..<count)) { item in
+            if pthread_equal(pthread_self(), caller) == 0 { elsewhere.withLock { $0 += 1 } }
+            usleep(100)
+            return item * item
+        }
+        // Asked out of order: the last first, then the rest.
+        if count > 0 { #expect(ahead.output(count - 1) == (count - 1) * (count - 1)) }
+        #expect((0..<count).map { ahead.output($0) } == (0..<count).map { $0 * $0 })
+        // A few are made on the caller's thread before it goes on; a batch also on the other cores,
+        // whose worker has the 40 ms the caller takes to make its own share to start.
+        if count < 16 || OnAllCores.cores == 1 { #expect(elsewhere.withLock { $0 } == 0) }
+        if count == 400, OnAllCores.cores > 1 { #expect(elsewhere.withLock { $0 } > 0) }
+    }
+
+    @Test func anOutputAskedForAfterTheWorkersStoppedIsMadeByTheCaller() {
+        let ahead = OnAllCores.ahead(Array(0..<400)) { item in
+            usleep(200)
+            return item + 1
+        }
+        ahead.stop()
+        #expect(ahead.output(399) == 400)
+        #expect(ahead.output(0) == 1)
+    }
+
     @Test(arguments: [JournalMode.local, .network])
     func aForeignRollbackFileStaysByteForByte(mode: JournalMode) throws {
         let dir = try TemporaryDirectory()

@@ -216,6 +216,37 @@ extension ModifyTests {
         #expect(fetched.map { $0["text"]?.stringValue } == records.map { $0["text"]?.stringValue })
     }
 
+    /// A batch is signed while its first records are written; a record that cannot be signed (a date beside
+    /// a number no one can store) fails as its item, after others were written, and an atomic batch undoes them.
+    @Test(arguments: TestEngine.available) func aRecordThatCannotBeSignedMidBatchFailsAsItsItem(engine: TestEngine) throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: engine)
+        let keys = try #require(container.accountKeys)
+        func batch(_ prefix: String) -> [Record] {
+            (0..<64).map { index in
+                var record = Record(recordType: "Note", recordID: RecordID(recordName: "\(prefix)-\(index)"))
+                record["text"] = .string("note number \(index)")
+                if index == 40 {
+                    record["when"] = .date(Date())
+                    record["weight"] = .double(.infinity)
+                }
+                return record
+            }
+        }
+        let bad = RecordID(recordName: "loose-40")
+        let loose = try container.publicDatabase.modifyRecords(saving: batch("loose"), deleting: [])
+        #expect(loose.saveResults[bad]?.failure?.code == .invalidArguments)
+        #expect(loose.saveResults.values.filter { $0.failure != nil }.count == 1)
+        let saved = try batch("loose").filter { $0.recordID != bad }.map { try container.publicDatabase.record(for: $0.recordID) }
+        #expect(keys.check(saved) == Array(repeating: .verified, count: 63))
+        #expect((try? container.publicDatabase.record(for: bad)) == nil)
+
+        let whole = try container.publicDatabase.modifyRecords(saving: batch("whole"), deleting: [], atomically: true)
+        #expect(whole.saveResults[RecordID(recordName: "whole-40")]?.failure?.code == .invalidArguments)
+        #expect(whole.saveResults.values.filter { $0.failure?.code == .batchRequestFailed }.count == 63)
+        #expect(try batch("whole").allSatisfy { (try? container.publicDatabase.record(for: $0.recordID)) == nil })
+    }
+
     /// A page is prepared and checked on several threads; each verdict must land on its own line, in order.
     @Test func eachLineOfAPageGetsItsOwnVerdictInPlace() throws {
         let dir = try TemporaryDirectory()

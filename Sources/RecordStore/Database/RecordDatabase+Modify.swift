@@ -43,16 +43,6 @@ extension RecordDatabase {
                 early[record.recordID] = error
             }
         }
-        // New records are signed before the lock is taken, a batch of them on all cores: a signature
-        // costs more than the writes of a message.
-        var prepared: [Record] = []
-        for (record, signed) in zip(checked, OnAllCores.map(checked) { record in Result { try presigned(record) } }) {
-            do {
-                prepared.append(try signed.get())
-            } catch let error as StoreError {
-                early[record.recordID] = error
-            }
-        }
         for id in recordIDs {
             do { try checkZone(id.zoneID) } catch let error as StoreError { early[id] = error }
         }
@@ -69,8 +59,14 @@ extension RecordDatabase {
         // savepoint costs two statements. An atomic batch, or a single item, rolls back
         // whole; so does a batch whose item fails while writing (an I/O error, say).
         let isolateItems = !atomic && total > 1
-        let saving = Self.referencedFirst(prepared)
+        let saving = Self.referencedFirst(checked)
         let savingIDs = Set(saving.map(\.recordID))
+        // New records are signed, as a signature costs more than the writes of a message. A few are
+        // signed before the lock is taken. A batch is signed on the other cores while its first
+        // records are written: on two cores, signing all first and then writing took a seed a fifth longer
+        // (BENCHMARKS.md, twentieth round). A record whose signing fails fails as its item.
+        let signed = OnAllCores.ahead(saving) { [self] record in Result { try presigned(record) } }
+        defer { signed.stop() }
         let deleting = recordIDs.filter { early[$0] == nil }
         // Saves that can only create, such as new messages: an engine may guess what a look-up would find.
         // Not with assets, whose content an engine may send between a batch's saves.
@@ -93,9 +89,9 @@ extension RecordDatabase {
                         return .failure(failure)
                     }
                 }
-                for record in saving {
+                for (index, record) in saving.enumerated() {
                     outcome.saveResults[record.recordID] = try item(record.recordID, savepoint: !record.assets.isEmpty) {
-                        try saveOne(record, policy: savePolicy, in: &write)
+                        try saveOne(try signed.output(index).get(), policy: savePolicy, in: &write)
                     }
                 }
                 for id in deleting {

@@ -26,6 +26,18 @@ public enum OnAllCores {
         return results.withLock { all in items.indices.compactMap { all[$0] } }
     }
 
+    /// `transform` of each item, made on the other cores while the caller does work of its own, which
+    /// takes the outputs in order (`Ahead.output`): a batch's records signed while the first ones are written.
+    ///
+    /// With fewer items than two workers' worth, or one core, every output is made at once on the
+    /// caller's thread, as `map` would, before the caller goes on.
+    static func ahead<Item: Sendable, Output: Sendable>(_ items: [Item], _ transform: @escaping @Sendable (Item) -> Output) -> Ahead<Output> {
+        let spread = cores > 1 && items.count >= 2 * itemsPerWorker
+        let ahead = Ahead(count: items.count, workers: spread ? cores - 1 : 0) { transform(items[$0]) }
+        if !spread { ahead.makeAll() }
+        return ahead
+    }
+
     /// `first` and `second` at once: the caller runs one, and another core the other if one is free.
     ///
     /// Both run to their end. `first`'s error is thrown before `second`'s, as if they had run in turn.
@@ -49,5 +61,96 @@ public enum OnAllCores {
             throw StoreError(.internalError, "Two pieces of work run at once did not both finish.")
         }
         return (try a.get(), try b.get())
+    }
+}
+
+/// Outputs that other cores make ahead of the caller who takes them (`OnAllCores.ahead`).
+///
+/// Workers begin the items in order. The caller who asks for an item no one has begun makes it
+/// itself; for one a worker is making, it makes the next one no one has begun, and waits only
+/// when there is none.
+final class Ahead<Output: Sendable>: Sendable {
+    private enum Slot {
+        case waiting, making
+        case made(Output)
+    }
+
+    private struct State {
+        var slots: [Slot]
+        /// No item before this one is waiting.
+        var next = 0
+        var stopped = false
+
+        /// Marks the first waiting item as being made, and returns it.
+        mutating func claimNext() -> Int? {
+            while next < slots.count {
+                defer { next += 1 }
+                if case .waiting = slots[next] {
+                    slots[next] = .making
+                    return next
+                }
+            }
+            return nil
+        }
+    }
+
+    private let state: Mutex<State>
+    private let make: @Sendable (Int) -> Output
+    /// Signalled once per output made, for a caller who waits.
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts `workers` workers on Dispatch's global queue.
+    fileprivate init(count: Int, workers: Int, make: @escaping @Sendable (Int) -> Output) {
+        state = Mutex(State(slots: Array(repeating: .waiting, count: count)))
+        self.make = make
+        for _ in 0..<workers {
+            DispatchQueue.global().async { self.work() }
+        }
+    }
+
+    /// The output of item `index`, made by a worker or by the caller.
+    func output(_ index: Int) -> Output {
+        while true {
+            let (done, claimed) = state.withLock { state -> (Output?, Int?) in
+                switch state.slots[index] {
+                case .made(let output):
+                    return (output, nil)
+                case .waiting:
+                    state.slots[index] = .making
+                    return (nil, index)
+                case .making:
+                    return (nil, state.claimNext())
+                }
+            }
+            if let done { return done }
+            if let claimed {
+                finish(claimed)
+            } else {
+                finished.wait()
+            }
+        }
+    }
+
+    /// Makes every output not made yet, on the caller's thread.
+    fileprivate func makeAll() {
+        for index in 0..<state.withLock({ $0.slots.count }) { _ = output(index) }
+    }
+
+    /// Has the workers begin no more items, for a caller that needs no more; `output` still makes any it asks for.
+    func stop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    private func work() {
+        while let claimed = state.withLock({ $0.stopped ? nil : $0.claimNext() }) {
+            finish(claimed)
+        }
+    }
+
+    /// Makes a claimed item's output, and tells whoever waits.
+    private func finish(_ index: Int) {
+        let made = make(index)
+        state.withLock { $0.slots[index] = .made(made) }
+        finished.signal()
     }
 }
