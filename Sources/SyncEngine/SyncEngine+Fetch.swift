@@ -106,8 +106,8 @@ extension SyncEngine {
                     signal = try container.publicDatabase.makeChangeSignal()
                     signal?.onPush { [watcher] in watcher.wake() }
                 }
-                // A bell is rung once a commit is visible, so the signal is not asked: its read costs a
-                // third of a fetch (BENCHMARKS.md, twentieth round). A bell rung by anyone else costs a fetch.
+                // A bell is rung once a commit is visible, so the signal is not asked: its read costs about
+                // a quarter of a fetch (BENCHMARKS.md, twentieth round). A bell rung by anyone else costs a fetch.
                 let changed = try wake == .committed || signal?.hasChanged() == true
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
