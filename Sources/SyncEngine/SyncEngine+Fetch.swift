@@ -95,7 +95,13 @@ extension SyncEngine {
     }
 
     /// Waits for changes and fetches them, until the engine stops.
-    func fetchLoop() {
+    ///
+    /// It first fixes where the feed is read from and signals `positioned`, which `start()` waits for:
+    /// "now" taken later than a commit made just after `start()` would pass over that commit. Should
+    /// that fail, the first pass tries again and reports why.
+    func fetchLoop(positioned: DispatchSemaphore) {
+        try? fetchCursor.withLock { cursor in _ = try takeStartingPosition(&cursor) }
+        positioned.signal()
         var signal: ChangeSignal?
         var needsFetch = true
         var wake = ChangeWatcher.Wake.woken
@@ -141,18 +147,24 @@ extension SyncEngine {
     /// A pass by hand (`fetchOnce()`) runs to its end; the loop's ends early when the engine stops.
     private func fetchAll(byHand: Bool) throws {
         try fetchCursor.withLock { cursor in
-            if !cursor.started {
-                cursor.token = configuration.resumeFromSavedToken ? savedToken() : nil
-                cursor.started = true
-            }
-            if cursor.token == nil, !configuration.startFromBeginning {
-                let now = try container.publicDatabase.currentChangeToken()
-                cursor.token = now
-                try saveToken(now)
-                return
-            }
+            if try takeStartingPosition(&cursor) { return }
             try fetchBatches(&cursor.token, delivered: &cursor.delivered, byHand: byHand)
         }
+    }
+
+    /// Where the feed is read from, fixed once: the saved position, or else (unless `startFromBeginning`)
+    /// the newest commit, which is saved as this client's position. Returns whether it took "now", as
+    /// there is then nothing to fetch yet.
+    private func takeStartingPosition(_ cursor: inout FetchCursor) throws -> Bool {
+        if !cursor.started {
+            cursor.token = configuration.resumeFromSavedToken ? savedToken() : nil
+            cursor.started = true
+        }
+        guard cursor.token == nil, !configuration.startFromBeginning else { return false }
+        let now = try container.publicDatabase.currentChangeToken()
+        cursor.token = now
+        try saveToken(now)
+        return true
     }
 
     /// The notifications the owner's subscriptions raise for `changes`: at most one per change, and one per record and reason,

@@ -99,10 +99,16 @@ public final class SyncEngine: Sendable {
     /// Starts the fetch and send loops, and the watch on held-up writes, each on its own thread.
     ///
     /// With `automaticallySync` off, only the watch starts: fetching and sending wait for `fetchOnce()` and `sendOnce()`.
+    ///
+    /// Otherwise it returns once the fetch thread has fixed the position the feed is read from, so that
+    /// whatever is committed after it returns is delivered; with no saved position that is the newest
+    /// commit, read from the shared file. A file that cannot be read within ``positionWait`` (a lock, a
+    /// server that is down) does not hold the caller longer: the position is then taken when it can be.
     public func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        let positioned = DispatchSemaphore(value: 0)
         let syncLoops: [(String, @Sendable () -> Void)] = configuration.automaticallySync
-            ? [("fatchat.fetch", fetchLoop), ("fatchat.send", sendLoop)] : []
+            ? [("fatchat.fetch", { @Sendable [self] in fetchLoop(positioned: positioned) }), ("fatchat.send", sendLoop)] : []
         for (name, loop) in syncLoops + [("fatchat.watch", watchLoop)] {
             loops.enter()
             NamedThread.start(name) { [loops] in
@@ -111,7 +117,11 @@ public final class SyncEngine: Sendable {
                 loops.leave()
             }
         }
+        if configuration.automaticallySync { _ = positioned.wait(timeout: .now() + Self.positionWait) }
     }
+
+    /// How long `start()` waits for the fetch thread to fix its starting position.
+    static let positionWait = 0.5
 
     /// Blocks asynchronous signals on the engine's threads, so that SIGWINCH, SIGINT
     /// and SIGTERM interrupt the main thread's `poll()`, where the client handles them.

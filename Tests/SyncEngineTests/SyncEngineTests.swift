@@ -18,6 +18,25 @@ import Testing
         #expect(arrived.deleted)
     }
 
+    /// `start()` fixes where the feed is read from before it returns: a commit made at once after it is
+    /// delivered, though the fetch thread may not have run yet. (Fixed by that thread's first pass, "now"
+    /// could be later than the commit, which was then never delivered.)
+    @Test func aCommitMadeAtOnceAfterStartIsDelivered() throws {
+        let dir = try TemporaryDirectory()
+        let reader = try dir.container(user: "reader")
+        let writer = try dir.container(user: "writer").publicDatabase
+        for round in 0..<8 {
+            // A new client name each round: no saved position, so the engine starts from "now".
+            let engine = try SyncEngine(container: reader, configuration: .testing(client: "prompt\(round)"))
+            engine.start()
+            defer { engine.stop() }
+            let name = "right-after-start-\(round)"
+            try writer.save(Record(recordType: "Note", recordID: RecordID(recordName: name)))
+            var collector = EventCollector(engine: engine)
+            #expect(collector.collect(timeout: 5) { changedNames($0).contains(name) }, "round \(round): the commit after start() arrived")
+        }
+    }
+
     /// A local file is looked at without a wake-up only every 30 s: inotify brings every commit made on this
     /// machine, so one arrives well before the timer could have brought it. Elsewhere the timer is the signal.
     @Test func aLocalFileWatchedByInotifyIsPolledRarelyAndACommitStillArrivesAtOnce() throws {

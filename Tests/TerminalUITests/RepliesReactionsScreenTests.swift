@@ -183,6 +183,7 @@ extension RepliesReactionsScreenTests {
                 }
                 usleep(20_000)
             }
+            #expect(seen, "'\(text)' arrived while the test waited")
         }
         // Leaving at once, before a tick marked it read: leaving marks it.
         try arrive("before you left")
