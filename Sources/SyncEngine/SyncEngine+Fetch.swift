@@ -106,15 +106,28 @@ extension SyncEngine {
         var needsFetch = true
         var wake = ChangeWatcher.Wake.woken
         var recheck = Recheck()
+        var looks = SparedLooks()
         while isRunning {
             do {
                 if signal == nil {
                     signal = try container.publicDatabase.makeChangeSignal()
                     signal?.onPush { [watcher] in watcher.wake() }
                 }
-                // A bell is rung once a commit is visible, so the signal is not asked: its read costs about
-                // a quarter of a fetch (BENCHMARKS.md, twentieth round). A bell rung by anyone else costs a fetch.
-                let changed = try wake == .committed || signal?.hasChanged() == true
+                let changed: Bool
+                if wake == .committed {
+                    // A bell is rung once a commit is visible, so the signal is not asked: its read costs about
+                    // a quarter of a fetch (BENCHMARKS.md, twentieth round). A bell rung by anyone else costs a fetch.
+                    changed = true
+                } else {
+                    // The timer's look, with no recheck under way, is spared at files that have not changed.
+                    let stamp = container.publicDatabase.filesStamp()
+                    if wake == .timeout, recheck.delay == nil, looks.spares(stamp) {
+                        changed = false
+                    } else {
+                        looks.reading(stamp)
+                        changed = try signal?.hasChanged() == true
+                    }
+                }
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
                 if needsFetch {

@@ -91,14 +91,23 @@ extension SyncEngine {
     func sendLoop() {
         var backoff = configuration.initialBackoff
         var settlement = Settlement()
+        var looks = SparedLooks()
         while isRunning {
+            looks.reading(container.privateDatabase.filesStamp())
             let step = sendStep(&settlement)
-            let delay = step.failure != nil ? backoff : step.progressed ? 0 : configuration.outboxPollInterval
+            let retryAfter = backoff
             backoff = step.failure != nil ? min(backoff * 2, configuration.maximumBackoff) : configuration.initialBackoff
             idle.lock()
             idle.broadcast()
             idle.unlock()
-            if delay > 0, isRunning { _ = sendWake.wait(timeout: delay) }
+            if step.failure != nil {
+                if isRunning { _ = sendWake.wait(timeout: retryAfter) }
+            } else if !step.progressed {
+                // Idle: what this process queues wakes it. A look on the timer finds only what another process
+                // of the user queued and left, which changes the private database's files.
+                while isRunning, sendWake.wait(timeout: configuration.outboxPollInterval) == .timeout,
+                      looks.spares(container.privateDatabase.filesStamp()) {}
+            }
         }
         if !settlement.isEmpty { try? settle(&settlement) }
     }
