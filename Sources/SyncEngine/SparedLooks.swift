@@ -4,8 +4,8 @@ import RecordStore
 /// look that read them, as a `stat` shows (``DatabaseFilesStamp``).
 ///
 /// An idle client looks on timers only for what nothing woke it for (a commit inotify missed, what
-/// another process of the same user left in the outbox), and each look was a read woken cold: in a
-/// hundred idle clients, about a third of a core's percent (BENCHMARKS.md, twenty-first round). At most
+/// another process of the same user left in the outbox), and each look was a read woken cold, with its
+/// locks and its `pread`s and `pwrite`s (BENCHMARKS.md, twenty-first round). At most
 /// ``mostSpared`` looks in a row are spared, so a commit that a stamp could not see is found all the
 /// same, within that many timer periods.
 struct SparedLooks {

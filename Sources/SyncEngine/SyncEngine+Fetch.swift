@@ -119,9 +119,11 @@ extension SyncEngine {
                     // a quarter of a fetch (BENCHMARKS.md, twentieth round). A bell rung by anyone else costs a fetch.
                     changed = true
                 } else {
-                    // The timer's look, with no recheck under way, is spared at files that have not changed.
-                    let stamp = container.publicDatabase.filesStamp()
-                    if wake == .timeout, recheck.delay == nil, looks.spares(stamp) {
+                    // The timer's look, with no recheck under way, is spared at files that have not changed;
+                    // only it takes a stamp, so a filesystem event's look pays no `stat`.
+                    let timerLook = wake == .timeout && recheck.delay == nil
+                    let stamp = timerLook ? container.publicDatabase.filesStamp() : nil
+                    if timerLook, looks.spares(stamp) {
                         changed = false
                     } else {
                         looks.reading(stamp)
