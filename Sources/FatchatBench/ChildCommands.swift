@@ -178,16 +178,14 @@ struct Noop: ParsableCommand {
     }
 }
 
-/// The floor of an idle Swift process here: it has used libdispatch's global queues once, as every client
-/// does through GRDB, and then waits until standard input closes. On Linux, libdispatch then wakes its
-/// manager thread once a second for as long as the process lives, to watch its worker threads.
+/// The floor of an idle Swift process here: it waits until standard input closes, and does nothing else.
+/// (Until the twenty-second round it first used Dispatch's global queue, as clients did through their
+/// helpers; on Linux that starts a timer waking the process once a second for good, which clients no
+/// longer pay.)
 struct IdleFloor: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "idle-floor")
 
     func run() throws {
-        let used = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { used.signal() }
-        used.wait()
         say("ready")
         while readLine() != nil {}
     }

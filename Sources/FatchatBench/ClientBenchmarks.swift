@@ -107,7 +107,7 @@ struct ClientBenchmarks {
     }
     /// `count` idle clients at once, each with private data of its own, as a hundred people on one machine would
     /// keep them: their CPU together over `seconds`, and each one's memory; beside as many idle Swift processes
-    /// that only touched libdispatch (`idle-floor`), measured the same way just after.
+    /// that only wait on their input (`idle-floor`), measured the same way just after.
     func idleCrowd(clients count: Int, seconds: Double, into report: inout Report) throws {
         let crowd = work.appendingPathComponent("idle-crowd")
         try? FileManager.default.removeItem(at: crowd)
@@ -123,7 +123,7 @@ struct ClientBenchmarks {
         let floorPSS = median(floors.map { proportionalMB(pid: $0.pid) })
         Self.end(floors)
         report.add(Figure(id: "client.crowd.idleCPU", label: "idle CPU of \(count) idle clients together over \(Int(used.elapsed)) s", value: used.percent,
-                          unit: "% of a core", baseline: floor.percent, baselineLabel: "\(count) idle processes that only touched libdispatch",
+                          unit: "% of a core", baseline: floor.percent, baselineLabel: "\(count) Swift processes that only wait",
                           target: .atMost(0.5, "% of a core"), runs: 1,
                           note: "\(count) processes, each a ChatClient with its SyncEngine started on the seeded container and private data of its own; utime+stime from /proc/PID/stat summed over all of them, after they had all started and settled. The baseline is the floor of a Swift process here: libdispatch on Linux wakes its manager thread once a second in every process that used its global queues."))
         report.add(Figure(id: "client.crowd.pss", label: "memory per idle client, \(count) running (PSS, p50)", value: median(pss), unit: "MB",

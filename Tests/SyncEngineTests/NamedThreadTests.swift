@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import RecordStore
 @testable import SyncEngine
 
 @Suite struct NamedThreadTests {

@@ -11,7 +11,7 @@ import Synchronization
 /// holds up one write per record, never a pile. A failure is dropped: the next heartbeat says it again.
 final class EphemeralWriter: Sendable {
     private let database: RecordDatabase
-    private let queue = DispatchQueue(label: "fatchat.ephemeral")
+    private let thread = JobThread(name: "fatchat.ephemeral")
     private struct State {
         var waiting: [RecordID: Record] = [:]
         var order: [RecordID] = []
@@ -29,7 +29,7 @@ final class EphemeralWriter: Sendable {
             defer { state.scheduled = true }
             return !state.scheduled
         }
-        if schedule { queue.async { [self] in drain() } }
+        if schedule { thread.run { [self] in drain() } }
     }
 
     /// How many saves went out so far, for tests and the benchmark.
@@ -39,7 +39,7 @@ final class EphemeralWriter: Sendable {
     @discardableResult
     func flush(timeout: Double) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        queue.async { done.signal() }
+        thread.run { done.signal() }
         return done.wait(timeout: .now() + timeout) == .success
     }
 

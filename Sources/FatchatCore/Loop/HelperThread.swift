@@ -1,3 +1,4 @@
+import RecordStore
 import SyncEngine
 
 /// A front end's helper thread, under a name `top -H` and a crash's backtrace show.

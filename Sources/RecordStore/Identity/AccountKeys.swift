@@ -144,7 +144,7 @@ public final class AccountKeys: Sendable {
                 unchecked.append(item)
             }
         }
-        for (item, outcome) in zip(unchecked, OnAllCores.map(unchecked) { verify($0.signature) }) {
+        for (item, outcome) in zip(unchecked, OnAllCores.map(unchecked) { [self] in verify($0.signature) }) {
             outcomes[item.index] = outcome
         }
         verdicts.remember(unchecked.map { ($0.signature.digest, outcomes[$0.index]) }, soon: lookingUp)

@@ -12,18 +12,35 @@ public enum OnAllCores {
     /// which cost a save of one record (a receiver's token, a post) tens of microseconds.
     static let cores = ProcessInfo.processInfo.activeProcessorCount
 
+    /// The threads that take work beside the caller's, one for each other core. They are the process's
+    /// own (`JobThread`), not Dispatch's: Dispatch's first worker starts a timer that wakes every idle
+    /// client once a second for good.
+    static let helpers = (1..<max(cores, 1)).map { JobThread(name: "fatchat.core\($0)") }
+
     /// `transform` of each item, in order. `transform` must be safe to call from several threads at once.
-    static func map<Item: Sendable, Result: Sendable>(_ items: [Item], _ transform: @Sendable (Item) -> Result) -> [Result] {
+    static func map<Item: Sendable, Result: Sendable>(_ items: [Item], _ transform: @escaping @Sendable (Item) -> Result) -> [Result] {
         let workers = min(cores, items.count / itemsPerWorker)
         guard workers > 1 else { return items.map(transform) }
-        let results = Mutex<[Int: Result]>([:])
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+        let results = Shared<[Int: Result]>([:])
+        perform(workers) { worker in
             let mine = stride(from: worker, to: items.count, by: workers).map { ($0, transform(items[$0])) }
             results.withLock { all in
                 for (index, result) in mine { all[index] = result }
             }
         }
         return results.withLock { all in items.indices.compactMap { all[$0] } }
+    }
+
+    /// `body` of each of `count` parts, taken in turn by the caller and by the helpers, and returns once all
+    /// are done. The caller waits only for parts a helper began, so a part may itself spread work: a
+    /// helper busy with an outer part leaves the inner ones to the caller.
+    static func perform(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let parts = Parts(count: count, body: body)
+        for helper in helpers.prefix(count - 1) {
+            helper.run { parts.takeAll() }
+        }
+        parts.takeAll()
+        parts.waitForAll()
     }
 
     /// `transform` of each item, made on the other cores while the caller does work of its own, which
@@ -43,10 +60,10 @@ public enum OnAllCores {
     /// Both run to their end. `first`'s error is thrown before `second`'s, as if they had run in turn.
     /// Both must be safe to run beside each other. Each keeps the caller's ``LockPatience``, whichever
     /// thread runs it: a thread that must not wait on a locked file must not wait through another.
-    public static func both<A: Sendable, B: Sendable>(_ first: @Sendable () throws -> A, _ second: @Sendable () throws -> B) throws -> (A, B) {
-        let firstResult = Mutex<Result<A, any Error>?>(nil), secondResult = Mutex<Result<B, any Error>?>(nil)
+    public static func both<A: Sendable, B: Sendable>(_ first: @escaping @Sendable () throws -> A, _ second: @escaping @Sendable () throws -> B) throws -> (A, B) {
+        let firstResult = Shared<Result<A, any Error>?>(nil), secondResult = Shared<Result<B, any Error>?>(nil)
         let patience = LockPatience.deadline
-        DispatchQueue.concurrentPerform(iterations: 2) { index in
+        perform(2) { index in
             LockPatience.$deadline.withValue(patience) {
                 if index == 0 {
                     let result = Result { try first() }
@@ -99,12 +116,12 @@ final class Ahead<Output: Sendable>: Sendable {
     /// Signalled once per output made, for a caller who waits.
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts `workers` workers on Dispatch's global queue.
+    /// Starts `workers` of the helpers on the items.
     fileprivate init(count: Int, workers: Int, make: @escaping @Sendable (Int) -> Output) {
         state = Mutex(State(slots: Array(repeating: .waiting, count: count)))
         self.make = make
-        for _ in 0..<workers {
-            DispatchQueue.global().async { self.work() }
+        for helper in OnAllCores.helpers.prefix(workers) {
+            helper.run { self.work() }
         }
     }
 
@@ -152,5 +169,53 @@ final class Ahead<Output: Sendable>: Sendable {
         let made = make(index)
         state.withLock { $0.slots[index] = .made(made) }
         finished.signal()
+    }
+}
+
+/// The parts of one `OnAllCores.perform`: each is taken by whoever comes first, caller or helper.
+private final class Parts: Sendable {
+    private let count: Int
+    private let body: @Sendable (Int) -> Void
+    /// The next part no one took, and how many are done.
+    private let progress = Mutex((next: 0, done: 0))
+    /// Signalled when the last part is done.
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(count: Int, body: @escaping @Sendable (Int) -> Void) {
+        self.count = count
+        self.body = body
+    }
+
+    /// Does parts until none is left to take.
+    func takeAll() {
+        while let part = progress.withLock({ state -> Int? in
+            guard state.next < count else { return nil }
+            defer { state.next += 1 }
+            return state.next
+        }) {
+            body(part)
+            let last = progress.withLock { state -> Bool in
+                state.done += 1
+                return state.done == count
+            }
+            if last { finished.signal() }
+        }
+    }
+
+    func waitForAll() {
+        if progress.withLock({ $0.done }) < count { finished.wait() }
+    }
+}
+
+/// A value behind a lock, which closures that outlive a call can share.
+private final class Shared<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+
+    init(_ value: Value) {
+        self.value = Mutex(value)
+    }
+
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        value.withLock { body(&$0) }
     }
 }

@@ -19,7 +19,9 @@ final class VerdictStore: Sendable {
     /// The open file; `nil` until first used, and for good once it could not be opened.
     private let pool = Mutex<(tried: Bool, pool: DatabasePool?)>((false, nil))
     /// Verdicts are written here, after the page that needed them is shown: they are in memory meanwhile.
-    private let writer = DispatchQueue(label: "fatchat.verdicts")
+    private let writer = JobThread(name: "fatchat.verdicts")
+    /// Held through each write, so that `flush` returns only once a write under way is done.
+    private let writing = Mutex(())
     /// Verdicts waiting to be written.
     private let pending = Mutex<[(digest: Data, verified: Bool)]>([])
 
@@ -70,26 +72,32 @@ final class VerdictStore: Sendable {
             return pending.isEmpty
         }
         if soon {
-            writer.async { self.writePending() }
+            writer.run { self.writePending() }
         } else if first {
-            writer.asyncAfter(deadline: .now() + Self.writeDelay) { self.writePending() }
+            writer.run(after: Self.writeDelay) { self.writePending() }
         }
     }
 
-    /// How long verdicts wait to be written together.
-    static let writeDelay = DispatchTimeInterval.milliseconds(500)
+    /// How long verdicts wait to be written together, in seconds.
+    static let writeDelay = 0.5
 
     /// Writes the verdicts handed to `remember` so far (or drops them, if the file cannot be written), and waits for it.
     func flush() {
-        writer.sync { writePending() }
+        writePending()
     }
 
     private func writePending() {
-        let kept = pending.withLock { pending in
-            defer { pending = [] }
-            return pending
+        writing.withLock { _ in
+            let kept = pending.withLock { pending in
+                defer { pending = [] }
+                return pending
+            }
+            guard !kept.isEmpty, let pool = open() else { return }
+            write(kept, to: pool)
         }
-        guard !kept.isEmpty, let pool = open() else { return }
+    }
+
+    private func write(_ kept: [(digest: Data, verified: Bool)], to pool: DatabasePool) {
         try? pool.write { db in
             for verdict in kept {
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO verdict (digest, verified) VALUES (?, ?)")

@@ -23,17 +23,18 @@ enum SchemaCheck {
 
     /// The schema that the migrations make, by name; `nil` if the in-memory migration failed.
     static let expected: [String: Object]? = {
-        guard let queue = try? DatabaseQueue(),
-              (try? Schema.migrator.migrate(queue)) != nil,
+        guard let queue = try? DatabaseQueue() else { return nil }
+        defer { KeptConnections.close(queue) }
+        guard (try? Schema.migrator.migrate(queue)) != nil,
               let objects = try? queue.read(objects) else { return nil }
         return Dictionary(objects.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }()
 
-    /// Starts building `expected` on another thread. It takes milliseconds, as every migration's statements
+    /// Starts building `expected` on another core, if there is one. It takes milliseconds, as every migration's statements
     /// are parsed and run, and whoever opens a container has the directory and its files to look at before
     /// the first check needs it; the check then waits only for what is left.
     static func buildExpectedInBackground() {
-        DispatchQueue.global(qos: .userInitiated).async { _ = expected }
+        OnAllCores.helpers.first?.run { _ = expected }
     }
 
     /// Tables SQLite itself adds when someone runs `ANALYZE`: statistics, which run no code.
