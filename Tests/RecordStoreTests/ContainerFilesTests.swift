@@ -279,6 +279,23 @@ import Testing
         #expect(ahead.output(0) == 1)
     }
 
+    /// A helper busy elsewhere leaves every part to the caller; the job it was handed must not keep the work,
+    /// and what the work holds (a container and its open files), alive until it gets to it.
+    @Test(.enabled(if: OnAllCores.cores > 1))
+    func workTheCallerFinishedIsNotKeptAliveByABusyHelper() {
+        final class Held: Sendable {}
+        let release = DispatchSemaphore(value: 0)
+        OnAllCores.helpers[0].run { release.wait() }
+        defer { release.signal() }
+        weak var held: Held?
+        do {
+            let piece = Held()
+            held = piece
+            OnAllCores.perform(2) { _ in withExtendedLifetime(piece) {} }
+        }
+        #expect(held == nil)
+    }
+
     @Test(arguments: [JournalMode.local, .network])
     func aForeignRollbackFileStaysByteForByte(mode: JournalMode) throws {
         let dir = try TemporaryDirectory()

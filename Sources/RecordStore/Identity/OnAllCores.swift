@@ -36,8 +36,9 @@ public enum OnAllCores {
     /// helper busy with an outer part leaves the inner ones to the caller.
     static func perform(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
         let parts = Parts(count: count, body: body)
+        // A helper that comes to its job after the caller is done finds nothing to keep alive.
         for helper in helpers.prefix(count - 1) {
-            helper.run { parts.takeAll() }
+            helper.run { [weak parts] in parts?.takeAll() }
         }
         parts.takeAll()
         parts.waitForAll()
@@ -121,7 +122,7 @@ final class Ahead<Output: Sendable>: Sendable {
         state = Mutex(State(slots: Array(repeating: .waiting, count: count)))
         self.make = make
         for helper in OnAllCores.helpers.prefix(workers) {
-            helper.run { self.work() }
+            helper.run { [weak self] in self?.work() }
         }
     }
 

@@ -10,7 +10,8 @@ import Synchronization
 /// (BENCHMARKS.md, twenty-second round), so a client does its background work on threads like this one.
 ///
 /// The thread starts with the first job. Once its owner lets go of it, it runs every job still
-/// waiting at once, due or not, and ends.
+/// waiting at once, due or not, and ends. A job that holds its owner keeps it, so such an owner's
+/// delayed jobs run when due and the thread ends after the last of them.
 public final class JobThread: Sendable {
     private let core: Core
 

@@ -47,7 +47,7 @@ enum DatabaseFile {
         config.readonly = true
         config.busyMode = .immediateError
         let queue = try DatabaseQueue(path: location ?? path, configuration: config)
-        defer { KeptConnections.close(queue) }
+        defer { try? KeptConnections.close(queue) }
         let migrator = Schema.migrator
         return try queue.read { db in
             let mark = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
@@ -121,9 +121,9 @@ enum DatabaseFile {
             var config = Configuration()
             config.prepareDatabase { db in SQLFunctions.register(db) }
             let queue = try DatabaseQueue(path: directory.path(of: temporary), configuration: config)
-            defer { KeptConnections.close(queue) }
             try Schema.migrator.migrate(queue)
             try queue.writeWithoutTransaction { try mark($0) }
+            try KeptConnections.close(queue)
         } catch {
             throw StoreError.translating(error, path: directory.path(of: name))
         }

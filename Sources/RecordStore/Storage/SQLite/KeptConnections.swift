@@ -12,9 +12,10 @@ enum KeptConnections {
     static let limit = 32
     private static let kept = Mutex<[DatabaseQueue]>([])
 
-    /// Closes `queue` and keeps it.
-    static func close(_ queue: DatabaseQueue) {
-        try? queue.close()
+    /// Closes `queue` and keeps it. One that would not close (a statement still open) is not kept: freed,
+    /// GRDB closes it once SQLite can.
+    static func close(_ queue: DatabaseQueue) throws {
+        try queue.close()
         kept.withLock { kept in
             if kept.count < limit { kept.append(queue) }
         }

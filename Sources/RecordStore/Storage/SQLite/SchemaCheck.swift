@@ -24,7 +24,7 @@ enum SchemaCheck {
     /// The schema that the migrations make, by name; `nil` if the in-memory migration failed.
     static let expected: [String: Object]? = {
         guard let queue = try? DatabaseQueue() else { return nil }
-        defer { KeptConnections.close(queue) }
+        defer { try? KeptConnections.close(queue) }
         guard (try? Schema.migrator.migrate(queue)) != nil,
               let objects = try? queue.read(objects) else { return nil }
         return Dictionary(objects.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
