@@ -21,6 +21,33 @@ import Testing
         try ChatScreen(client: try sandbox.client(), width: 80, height: 24, renderOptions: RenderOptions(usesColor: false))
     }
 
+    /// An idle client draws a frame only when a tick changed what is on screen: a banner that expired,
+    /// a typist who stopped. Each quiet second would otherwise render and compare every line again.
+    @Test func aTickSaysWhetherTheScreenChanged() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        let screen = try makeScreen(sandbox)
+        let start = Date()
+        screen.tick(now: start)
+        #expect(!screen.tick(now: start + 1), "nothing happened in a second")
+        let quiet = screen.render().lines
+        #expect(!screen.tick(now: start + 2))
+        #expect(screen.render().lines == quiet, "a tick that says so changed nothing drawn")
+
+        screen.handle(try #require(raised(handle: "alice", creator: "_1002_alice", text: "morning")))
+        let raisedAt = Date()
+        #expect(!screen.tick(now: raisedAt + 1), "the banner stays for 4 s")
+        #expect(screen.tick(now: raisedAt + 5), "the banner expired")
+        #expect(screen.state.banner == nil)
+        #expect(!screen.tick(now: raisedAt + 6))
+
+        let bob = UserID(rawValue: "_1002_bob")
+        screen.handle(.typing(TypingNotice(user: bob, handle: "bob", channel: try ChannelName("general"), at: Date())))
+        let typedAt = Date()
+        #expect(!screen.tick(now: typedAt + 1))
+        #expect(screen.tick(now: typedAt + 6), "bob's typing is no longer shown")
+        #expect(screen.state.status.typing.isEmpty)
+    }
+
     @Test func aBannerFromAnImpersonatorShowsTheAccount() throws {
         let sandbox = ChatScreenTests.Sandbox()
         let screen = try makeScreen(sandbox)

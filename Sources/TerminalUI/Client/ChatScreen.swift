@@ -57,6 +57,9 @@ public final class ChatScreen {
     var noticeCounter = 0
     /// Who is around, and who is typing where.
     var presence = PresenceBoard()
+    /// How far this run marked each channel or conversation read. A marker only moves forward, so a
+    /// mark up to a date already reached reads and writes nothing: an idle client marks once a second.
+    var markedUpTo: [Buffer: Date] = [:]
     /// The hook for mentions and direct messages, if one was given.
     let hook: NotifyHook?
     public internal(set) var width: Int
@@ -150,8 +153,11 @@ public final class ChatScreen {
         self.height = max(1, height)
     }
 
-    /// A second passed: banners expire; the read marker follows what is on screen.
-    public func tick(now: Date = Date()) {
+    /// A second passed: banners expire; the read marker follows what is on screen. Returns whether
+    /// what is drawn changed, so that an idle client does not draw the same frame again each second.
+    @discardableResult
+    public func tick(now: Date = Date()) -> Bool {
+        let before = state
         state.now = now
         if let banner = state.banner, banner.expiresAt <= now { state.banner = nil }
         retryLockedChannel()
@@ -160,6 +166,10 @@ public final class ChatScreen {
         session.tickPresence(now: now)
         hook?.processes.reap(now: now)
         showPresence(now: now)
+        // The time itself is drawn nowhere: it only says which banner has expired, and that was done above.
+        var after = state
+        after.now = before.now
+        return after != before
     }
 
     // MARK: Channels and conversations
@@ -259,9 +269,15 @@ public final class ChatScreen {
     /// Moves the buffer's read marker to the newest message loaded, if it is on screen.
     func markRead(_ buffer: Buffer) {
         guard buffer == shown, let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return }
-        switch buffer {
-        case .channel(let name): try? client.markRead(name, upTo: newest)
-        case .conversation(let peer): try? client.markRead(conversation: peer, upTo: newest)
+        if let marked = markedUpTo[buffer], marked >= newest { return }
+        do {
+            switch buffer {
+            case .channel(let name): try client.markRead(name, upTo: newest)
+            case .conversation(let peer): try client.markRead(conversation: peer, upTo: newest)
+            }
+            markedUpTo[buffer] = newest
+        } catch {
+            // The private database is busy or gone: the next tick tries again.
         }
     }
 

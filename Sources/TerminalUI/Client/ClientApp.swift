@@ -65,8 +65,11 @@ public enum ClientApp {
         terminal.draw(screen?.render() ?? opening.render(size: terminal.size, options: renderOptions))
         var frames = FramePacing()
         try MainLoop.run(terminal: terminal, eventDescriptor: client.eventDescriptor) { event, terminal in
+            let wasOpening = screen == nil
             openScreen(terminal)
             if failure != nil { return .stop }
+            // Whether the frame may differ from the one on the terminal: anything but a quiet tick.
+            var changed = true
             switch event {
             case .input(let inputs):
                 for input in inputs {
@@ -85,11 +88,13 @@ public enum ClientApp {
                     if let screen { screen.handle(chat) } else { opening.note(chat) }
                 }
             case .tick:
-                if terminal.followTerminalSize() {
+                let resized = terminal.followTerminalSize()
+                if resized {
                     let size = terminal.size
                     screen?.resize(width: size.width, height: size.height)
                 }
-                screen?.tick()
+                let ticked = screen?.tick() ?? true
+                changed = ticked || resized || wasOpening
             case .terminate:
                 screen?.quit()
                 return .stop
@@ -107,6 +112,7 @@ public enum ClientApp {
                 }
             }
             if screen.wantsQuit { return .stop }
+            if !changed { return .proceed }
             // Keys, resizes and ticks draw at once; a flood of messages draws at most a frame a period.
             if case .eventsReady = event, let wait = frames.wait() { return .callBack(after: wait) }
             terminal.draw(screen.render())
