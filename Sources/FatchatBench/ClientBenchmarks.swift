@@ -106,18 +106,26 @@ struct ClientBenchmarks {
         return clientPercent
     }
     /// `count` idle clients at once, each with private data of its own, as a hundred people on one machine would
-    /// keep them: their CPU together over `seconds`, and each one's memory; beside as many idle Swift processes
-    /// that only wait on their input (`idle-floor`), measured the same way just after.
+    /// keep them: their CPU together over `seconds`, and each one's memory; then the same crowd with presence on,
+    /// as full-screen clients run it; beside as many idle Swift processes that only wait on their input
+    /// (`idle-floor`), measured the same way just after.
     func idleCrowd(clients count: Int, seconds: Double, into report: inout Report) throws {
         let crowd = work.appendingPathComponent("idle-crowd")
-        try? FileManager.default.removeItem(at: crowd)
-        defer { try? FileManager.default.removeItem(at: crowd) }
-        let clients = try (0..<count).map { k in
-            try Child(["idle", "--container", container.path, "--private-data", crowd.appendingPathComponent("private-\(k)").path])
+        func start(presence: Bool) throws -> [Child] {
+            try? FileManager.default.removeItem(at: crowd)
+            return try (0..<count).map { k in
+                try Child(["idle", "--container", container.path, "--private-data", crowd.appendingPathComponent("private-\(k)").path]
+                          + (presence ? ["--presence"] : []))
+            }
         }
+        defer { try? FileManager.default.removeItem(at: crowd) }
+        let clients = try start(presence: false)
         let used = try Self.cpuTogether(clients, seconds: seconds)
         let rss = clients.map { memoryMB(pid: $0.pid).rss }, pss = clients.map { proportionalMB(pid: $0.pid) }
         Self.end(clients)
+        let present = try start(presence: true)
+        let usedPresent = try Self.cpuTogether(present, seconds: seconds)
+        Self.end(present)
         let floors = try (0..<count).map { _ in try Child(["idle-floor"]) }
         let floor = try Self.cpuTogether(floors, seconds: seconds)
         let floorPSS = median(floors.map { proportionalMB(pid: $0.pid) })
@@ -125,7 +133,11 @@ struct ClientBenchmarks {
         report.add(Figure(id: "client.crowd.idleCPU", label: "idle CPU of \(count) idle clients together over \(Int(used.elapsed)) s", value: used.percent,
                           unit: "% of a core", baseline: floor.percent, baselineLabel: "\(count) Swift processes that only wait",
                           target: .atMost(0.5, "% of a core"), runs: 1,
-                          note: "\(count) processes, each a ChatClient with its SyncEngine started on the seeded container and private data of its own; utime+stime from /proc/PID/stat summed over all of them, after they had all started and settled. The baseline is the floor of a Swift process here: libdispatch on Linux wakes its manager thread once a second in every process that used its global queues."))
+                          note: "\(count) processes, each a ChatClient with its SyncEngine started on the seeded container and private data of its own; utime+stime from /proc/PID/stat summed over all of them, after they had all started and settled. The baseline is as many Swift processes that only wait on their standard input: what the machine charges a process that does nothing."))
+        report.add(Figure(id: "client.crowd.idleCPU.presence", label: "idle CPU of \(count) idle clients with presence on, together over \(Int(usedPresent.elapsed)) s",
+                          value: usedPresent.percent, unit: "% of a core", baseline: used.percent, baselineLabel: "the same crowd without presence",
+                          target: .atMost(0.5, "% of a core"), runs: 1,
+                          note: "As client.crowd.idleCPU, each client also running presence as the full-screen client does: online at start, a tick a second, a heartbeat a minute, and every other client's heartbeat received as an event. The clients are one OS user's, so their heartbeats replace one record."))
         report.add(Figure(id: "client.crowd.pss", label: "memory per idle client, \(count) running (PSS, p50)", value: median(pss), unit: "MB",
                           baseline: floorPSS, baselineLabel: "PSS of an idle-floor process", target: .atMost(20, "MB"), distribution: Distribution(pss), runs: count,
                           note: "Proportional set size from /proc/PID/smaps_rollup: a page shared by n processes counts 1/n in each, so the \(count) clients' figures add up to what they cost the machine together. VmRSS, which counts every shared page in full in every process, p50 \(Report.format(median(rss))) MB."))

@@ -9,7 +9,7 @@ import Testing
         "post.ratio", "post.lost",
         "delivery.local.1.p50", "delivery.local.1.p99", "delivery.local.2.p50", "delivery.local.2.p99",
         "query.newest50", "query.cursorPage", "query.deepPage",
-        "client.firstFrame", "client.rss", "client.idleCPU", "client.crowd.idleCPU", "client.crowd.pss", "delivery.local.2.cpu",
+        "client.firstFrame", "client.rss", "client.idleCPU", "client.crowd.idleCPU", "client.crowd.idleCPU.presence", "client.crowd.pss", "delivery.local.2.cpu",
         "log.catchup.rate", "log.catchup.lost",
     ]
     /// Figures without a target in the issues, which must still be measured.
