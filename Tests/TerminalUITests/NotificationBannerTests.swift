@@ -48,6 +48,34 @@ import Testing
         #expect(screen.state.status.typing.isEmpty)
     }
 
+    /// A client goes quiet, and ticks every few seconds, only once nothing on screen counts down and
+    /// neither key nor message came for a while; someone's heartbeat does not keep it awake.
+    @Test func aClientIsQuietOnlyWhenNothingCountsDown() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        let screen = try makeScreen(sandbox)
+        screen.tick()
+        #expect(!screen.isQuiet(), "it just started")
+        let later = Date() + ChatScreen.quietAfter + 1
+        #expect(screen.isQuiet(now: later))
+
+        let bob = UserID(rawValue: "_1002_bob")
+        screen.handle(.presence(Presence(user: bob, handle: "bob", state: .online, seen: Date())))
+        #expect(screen.isQuiet(now: later), "a heartbeat is not activity")
+
+        screen.handle(try #require(raised(handle: "alice", creator: "_1002_alice", text: "morning")))
+        #expect(!screen.isQuiet(now: Date() + ChatScreen.quietAfter + 1), "a banner waits to expire")
+        screen.tick(now: Date() + ChatScreen.quietAfter + 1)
+        #expect(screen.isQuiet(now: Date() + ChatScreen.quietAfter + 1))
+
+        screen.handle(.typing(TypingNotice(user: bob, handle: "bob", channel: try ChannelName("general"), at: Date())))
+        #expect(!screen.isQuiet(now: Date() + ChatScreen.quietAfter + 1), "bob's typing waits to expire")
+        screen.tick(now: Date() + ChatScreen.quietAfter + 1)
+        #expect(screen.isQuiet(now: Date() + ChatScreen.quietAfter + 1))
+
+        screen.handle(.key(.character("x")))
+        #expect(!screen.isQuiet(), "a key wakes it")
+    }
+
     @Test func aBannerFromAnImpersonatorShowsTheAccount() throws {
         let sandbox = ChatScreenTests.Sandbox()
         let screen = try makeScreen(sandbox)

@@ -27,14 +27,25 @@ public enum LoopControl: Sendable {
     case stop
 }
 
+/// How often ticks come: every `tickMilliseconds` while anything is under way, and every
+/// `quietTickMilliseconds` once the handler says it is quiet. The loop reads `quiet` after each event.
+public final class TickPace {
+    /// Set by the handler: nothing on screen counts down, and nothing happened for a while.
+    public var quiet = false
+
+    public init() {}
+}
+
 /// The client's main loop: an ``EventLoop`` on the terminal, an event descriptor, a timer and the signals.
 /// No busy loop; everything, ncurses included, runs on the calling thread.
 public enum MainLoop {
     /// Runs until the handler says stop or a termination signal arrives, then restores the terminal.
     ///
     /// `eventDescriptor` is polled for reading when given; the handler must drain it.
-    /// `tickMilliseconds` is the period of ``LoopEvent/tick`` (-1: no ticks).
+    /// `tickMilliseconds` is the period of ``LoopEvent/tick`` (-1: no ticks); while `pace` is quiet, ticks come
+    /// every `quietTickMilliseconds` instead, so that an idle client is not woken every second.
     public static func run(terminal: CursesTerminal, eventDescriptor: Int32?, tickMilliseconds: Int32 = 1000,
+                           quietTickMilliseconds: Int32 = 5000, pace: TickPace = TickPace(),
                            handler: (LoopEvent, CursesTerminal) -> LoopControl) throws {
         defer { terminal.close() }
         try withoutActuallyEscaping(handler) { handler in
@@ -43,7 +54,17 @@ public enum MainLoop {
             unowned let stopper = loop
             var decoder = KeyDecoder()
             var callbackComing = false
+            var ticks: (registration: EventLoop.Registration, period: Duration)?
+            /// Starts the ticks, or sets them to the pace the handler last asked for.
+            func paceTicks() {
+                guard tickMilliseconds >= 0 else { return }
+                let period = Duration.milliseconds(Int64(pace.quiet ? max(quietTickMilliseconds, tickMilliseconds) : tickMilliseconds))
+                guard period != ticks?.period else { return }
+                if let ticks { stopper.cancel(ticks.registration) }
+                ticks = (stopper.schedule(after: period, repeating: period) { deliver(.tick) }, period)
+            }
             func deliver(_ event: LoopEvent) {
+                defer { paceTicks() }
                 switch handler(event, terminal) {
                 case .proceed: break
                 case .stop: stopper.stop()
@@ -80,10 +101,7 @@ public enum MainLoop {
                 // never block again: leave rather than spin.
                 if readiness.isHungUp { end(SIGHUP) }
             }
-            if tickMilliseconds >= 0 {
-                let period = Duration.milliseconds(Int64(tickMilliseconds))
-                loop.schedule(after: period, repeating: period) { deliver(.tick) }
-            }
+            paceTicks()
             // Keys typed before the loop started are already buffered in curses.
             readInput()
             try loop.run()

@@ -5,6 +5,10 @@ extension ChatScreen {
     /// One event from the chat: new messages, edits, deletions, notifications, status.
     public func handle(_ event: ChatEvent) {
         switch event {
+        case .presence, .status: break
+        default: lastBusy = Date()
+        }
+        switch event {
         case .message(let message):
             handlePresence(event)
             receive(message)

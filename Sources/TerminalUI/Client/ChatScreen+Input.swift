@@ -4,6 +4,7 @@ import Foundation
 extension ChatScreen {
     /// One key or paste from the terminal.
     public func handle(_ event: InputEvent) {
+        lastBusy = Date()
         if state.showsHelp {
             if case .key(let key) = event, [.escape, .function(1), .character("q"), .enter].contains(key) { state.showsHelp = false }
             return

@@ -60,6 +60,10 @@ public final class ChatScreen {
     /// How far this run marked each channel or conversation read. A marker only moves forward, so a
     /// mark up to a date already reached reads and writes nothing: an idle client marks once a second.
     var markedUpTo: [Buffer: Date] = [:]
+    /// When a key, or an event other than someone's presence, last came.
+    var lastBusy = Date()
+    /// Seconds after the last key or event before the client may go quiet.
+    static let quietAfter: TimeInterval = 10
     /// The hook for mentions and direct messages, if one was given.
     let hook: NotifyHook?
     public internal(set) var width: Int
@@ -170,6 +174,18 @@ public final class ChatScreen {
         var after = state
         after.now = before.now
         return after != before
+    }
+
+    /// Whether nothing on screen counts down and nothing happened for ``quietAfter`` seconds: no banner
+    /// or typist shown, no wait for the database, no helper program running, the read marker where it
+    /// belongs. A quiet client needs a tick every few seconds (presence, a missed resize), not every second.
+    public func isQuiet(now: Date = Date()) -> Bool {
+        guard state.banner == nil, state.status.typing.isEmpty, sync.waitingSince == nil, sync.lockedBuffer == nil,
+              now.timeIntervalSince(lastBusy) >= Self.quietAfter,
+              session.helpers.running == 0, (hook?.processes.running ?? 0) == 0 else { return false }
+        guard let shown, state.scroll == .bottom, window.atNewest,
+              let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return true }
+        return (markedUpTo[shown] ?? .distantPast) >= newest
     }
 
     // MARK: Channels and conversations

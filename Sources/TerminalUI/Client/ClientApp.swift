@@ -64,7 +64,9 @@ public enum ClientApp {
         }
         terminal.draw(screen?.render() ?? opening.render(size: terminal.size, options: renderOptions))
         var frames = FramePacing()
-        try MainLoop.run(terminal: terminal, eventDescriptor: client.eventDescriptor) { event, terminal in
+        let pace = TickPace()
+        try MainLoop.run(terminal: terminal, eventDescriptor: client.eventDescriptor, pace: pace) { event, terminal in
+            defer { pace.quiet = screen?.isQuiet() ?? false }
             let wasOpening = screen == nil
             openScreen(terminal)
             if failure != nil { return .stop }
