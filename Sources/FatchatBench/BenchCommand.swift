@@ -1,4 +1,5 @@
 import ArgumentParser
+import FatchatCore
 import Foundation
 
 /// `fatchat-bench`: where Fatchat stands against raw SQLite and against its targets.
@@ -61,6 +62,8 @@ struct BenchSettings: ParsableArguments {
     var idleSeconds: Double?
     @Option(help: "Idle clients run at once for the crowd's idle CPU and memory per client (default 100; smoke 2).")
     var idleClients: Int?
+    @Option(help: "Seconds of the crowd's idle CPU with presence on (default: the idle seconds, and at least a heartbeat's period and 10 s; smoke 2).")
+    var presenceSeconds: Double?
     @Option(help: "Messages in the log a new client catches up from, for the log benchmark (default 1000000; smoke 2000).")
     var logMessages: Int?
     @Option(help: "Repetitions of the log catch-up, whose median is reported (default 3; smoke 1).")
@@ -86,6 +89,8 @@ struct BenchSettings: ParsableArguments {
     var frameRunCount: Int { pick(frameRuns, 10, 2) }
     var idleDuration: Double { pick(idleSeconds, 60, 2) }
     var idleClientCount: Int { pick(idleClients, 100, 2) }
+    /// Long enough that every client of the crowd writes a heartbeat, and receives everyone else's, within it.
+    var presenceDuration: Double { pick(presenceSeconds, max(idleDuration, Presence.heartbeat + 10), 2) }
     var logMessageCount: Int { pick(logMessages, 1_000_000, 2_000) }
     var postgresMessageCount: Int { pick(postgresMessages, 1_000_000, 2_000) }
     var logCatchUpRunCount: Int { pick(logCatchUpRuns, 3, 1) }
@@ -127,7 +132,7 @@ struct BenchSettings: ParsableArguments {
 
     func validate() throws {
         guard messageCount > 0, channelCount > 0, processCount > 0, postCount > 0, postRunCount > 0, deliveryCount > 0,
-              deliveryPerSecond > 0, queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, logReceiverCount > 0, frameRunCount > 0, idleDuration > 0, idleClientCount > 0, !receiverCounts.isEmpty,
+              deliveryPerSecond > 0, queryRunCount > 0, depthPages > 1, logMessageCount > 0, postgresMessageCount > 0, logCatchUpRunCount > 0, logReceiverCount > 0, frameRunCount > 0, idleDuration > 0, presenceDuration > 0, idleClientCount > 0, !receiverCounts.isEmpty,
               receiverCounts.allSatisfy({ $0 > 0 }), postgresReceiverCounts.allSatisfy({ $0 > 0 }) else {
             throw ValidationError("Sizes must be positive (and --depth at least 2).")
         }
@@ -142,7 +147,7 @@ struct BenchSettings: ParsableArguments {
          "receivers": receiverCounts.map(String.init).joined(separator: ","),
          "postgres": postgres ?? "none", "postgresReceivers": postgresReceiverCounts.map(String.init).joined(separator: ","),
          "postgresMessages": "\(postgresMessageCount)", "queryRuns": "\(queryRunCount)",
-         "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "idleClients": "\(idleClientCount)", "logMessages": "\(logMessageCount)",
+         "depth": "\(depthPages)", "frameRuns": "\(frameRunCount)", "idleSeconds": "\(idleDuration)", "idleClients": "\(idleClientCount)", "presenceSeconds": "\(presenceDuration)", "logMessages": "\(logMessageCount)",
          "logCatchUpRuns": "\(logCatchUpRunCount)", "logParts": logParts ?? "all", "logReceivers": "\(logReceiverCount)",
          "smoke": "\(smoke)", "container": containerURL.path, "workDir": workURL.path]
     }

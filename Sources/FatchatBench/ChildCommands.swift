@@ -196,7 +196,7 @@ struct IdleClient: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "idle")
     @OptionGroup var store: ChildStore
 
-    @Flag(help: "Run presence as the full-screen client does: online at start, a tick a second, a heartbeat a minute, events drained.")
+    @Flag(help: "Run presence as a quiet full-screen client does: online at start, a tick every 5 s, a heartbeat when due, events drained.")
     var presence = false
 
     func run() throws {
@@ -215,7 +215,7 @@ struct IdleClient: ParsableCommand {
         while true {
             var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: client.eventDescriptor, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&fds, 2, 1000)
+            _ = poll(&fds, 2, 5000)
             if fds[0].revents != 0, read(STDIN_FILENO, &buffer, buffer.count) <= 0 { return }
             if fds[1].revents != 0 { _ = client.drainEvents() }
             session.tickPresence()

@@ -1,3 +1,4 @@
+import FatchatCore
 import Foundation
 
 /// Start to first frame with resident memory, and idle CPU: a client process measured from outside.
@@ -96,7 +97,7 @@ struct ClientBenchmarks {
                               value: clientPercent, unit: "% of a core", baseline: without ?? sleepPercent,
                               baselineLabel: without == nil ? "sleep(1)" : "the same client without presence", target: .atMost(0.1, "% of a core"),
                               distribution: Distribution(clientWindows), runs: windows,
-                              note: "As client.idleCPU, plus a presence beacon (online at start, a tick each second, a heartbeat write a minute) and the chat's events drained; sleep(1) used \(Report.format(sleepPercent)) %."))
+                              note: "As client.idleCPU, plus a presence beacon (online at start, a tick every 5 s, a heartbeat write every \(Int(Presence.heartbeat)) s) and the chat's events drained; sleep(1) used \(Report.format(sleepPercent)) %."))
             return clientPercent
         }
         report.add(Figure(id: "client.idleCPU", label: "idle CPU of a running client over \(Int(elapsed)) s", value: clientPercent, unit: "% of a core",
@@ -109,7 +110,7 @@ struct ClientBenchmarks {
     /// keep them: their CPU together over `seconds`, and each one's memory; then the same crowd with presence on,
     /// as full-screen clients run it; beside as many idle Swift processes that only wait on their input
     /// (`idle-floor`), measured the same way just after.
-    func idleCrowd(clients count: Int, seconds: Double, into report: inout Report) throws {
+    func idleCrowd(clients count: Int, seconds: Double, presenceSeconds: Double, into report: inout Report) throws {
         let crowd = work.appendingPathComponent("idle-crowd")
         func start(presence: Bool) throws -> [Child] {
             try? FileManager.default.removeItem(at: crowd)
@@ -124,7 +125,7 @@ struct ClientBenchmarks {
         let rss = clients.map { memoryMB(pid: $0.pid).rss }, pss = clients.map { proportionalMB(pid: $0.pid) }
         Self.end(clients)
         let present = try start(presence: true)
-        let usedPresent = try Self.cpuTogether(present, seconds: seconds)
+        let usedPresent = try Self.cpuTogether(present, seconds: presenceSeconds)
         Self.end(present)
         let floors = try (0..<count).map { _ in try Child(["idle-floor"]) }
         let floor = try Self.cpuTogether(floors, seconds: seconds)
@@ -137,7 +138,7 @@ struct ClientBenchmarks {
         report.add(Figure(id: "client.crowd.idleCPU.presence", label: "idle CPU of \(count) idle clients with presence on, together over \(Int(usedPresent.elapsed)) s",
                           value: usedPresent.percent, unit: "% of a core", baseline: used.percent, baselineLabel: "the same crowd without presence",
                           target: .atMost(0.5, "% of a core"), runs: 1,
-                          note: "As client.crowd.idleCPU, each client also running presence as the full-screen client does: online at start, a tick a second, a heartbeat a minute, and every other client's heartbeat received as an event. The clients are one OS user's, so their heartbeats replace one record."))
+                          note: "As client.crowd.idleCPU, each client also running presence as a quiet full-screen client does: online at start, a tick every 5 s, a heartbeat every \(Int(Presence.heartbeat)) s, and every other client's heartbeat received as an event; over at least one heartbeat's period. The clients are one OS user's, so their heartbeats replace one record."))
         report.add(Figure(id: "client.crowd.pss", label: "memory per idle client, \(count) running (PSS, p50)", value: median(pss), unit: "MB",
                           baseline: floorPSS, baselineLabel: "PSS of an idle-floor process", target: .atMost(20, "MB"), distribution: Distribution(pss), runs: count,
                           note: "Proportional set size from /proc/PID/smaps_rollup: a page shared by n processes counts 1/n in each, so the \(count) clients' figures add up to what they cost the machine together. VmRSS, which counts every shared page in full in every process, p50 \(Report.format(median(rss))) MB."))
