@@ -3,6 +3,7 @@ import FatchatCore
 import Foundation
 import RecordStore
 import SyncEngine
+import TerminalUI
 
 /// The modes the benchmark re-executes itself in; not meant to be run by hand.
 struct ChildCommand: ParsableCommand {
@@ -215,7 +216,7 @@ struct IdleClient: ParsableCommand {
         while true {
             var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: client.eventDescriptor, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&fds, 2, 5000)
+            _ = poll(&fds, 2, MainLoop.quietTickMilliseconds)
             if fds[0].revents != 0, read(STDIN_FILENO, &buffer, buffer.count) <= 0 { return }
             if fds[1].revents != 0 { _ = client.drainEvents() }
             session.tickPresence()

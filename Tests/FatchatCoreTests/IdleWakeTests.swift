@@ -13,19 +13,6 @@ struct IdleWakeTests {
     static let bob = "fatchat-test-iwb"
     static let group = "fatchat-test-iw"
 
-    /// Voluntary context switches of each of the process's threads, by thread name and ID.
-    static func switches(of pid: Int32) -> [String: Int] {
-        let tasks = "/proc/\(pid)/task"
-        var found: [String: Int] = [:]
-        for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
-            guard let status = try? String(contentsOfFile: "\(tasks)/\(task)/status", encoding: .utf8) else { continue }
-            let name = status.split(separator: "\n").first { $0.hasPrefix("Name:") }?.dropFirst(5).trimmingCharacters(in: .whitespaces) ?? "?"
-            let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
-            found["\(name) \(task)"] = line.flatMap { Int($0.split(separator: "\t").last ?? "") } ?? 0
-        }
-        return found
-    }
-
     @Test func aBotThatReceivedABurstThenSleeps() async throws {
         let (root, container) = try await GroupContainer.make(users: [Self.alice, Self.bob], group: Self.group)
         defer { try? FileManager.default.removeItem(at: root) }
@@ -53,9 +40,9 @@ struct IdleWakeTests {
         var windows: [[String: Int]] = []
         let deadline = Date() + 30
         while !quiet, Date() < deadline {
-            let before = Self.switches(of: bot.processIdentifier)
+            let before = ThreadSwitches.byThread(of: bot.processIdentifier)
             try await Task.sleep(for: .seconds(3))
-            let after = Self.switches(of: bot.processIdentifier)
+            let after = ThreadSwitches.byThread(of: bot.processIdentifier)
             // A thread that ended meanwhile is not counted; one that began counts every switch it made.
             let woke = after.reduce(into: [String: Int]()) { woke, thread in
                 let count = thread.value - before[thread.key, default: 0]
@@ -65,8 +52,8 @@ struct IdleWakeTests {
             quiet = woke.values.reduce(0, +) <= 1
         }
         #expect(quiet, "wake-ups in each 3 s, by thread: \(windows)")
-        #expect(!Self.switches(of: bot.processIdentifier).keys.contains { $0.contains("qos") },
-                "no Dispatch worker was started: \(Self.switches(of: bot.processIdentifier).keys.sorted())")
+        #expect(!ThreadSwitches.byThread(of: bot.processIdentifier).keys.contains { $0.contains("qos") },
+                "no Dispatch worker was started: \(ThreadSwitches.byThread(of: bot.processIdentifier).keys.sorted())")
         try input.fileHandleForWriting.close()
         _ = try await bot.finish(timeout: .seconds(60))
     }

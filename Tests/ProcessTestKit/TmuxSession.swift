@@ -99,6 +99,15 @@ public final class TmuxSession: Sendable {
         try await waitFor("EXITED", timeout: timeout)
     }
 
+    /// The program's process ID: the child of the pane's shell, once it started (a launcher that
+    /// execs it, such as `setpriv` or `env`, keeps the ID).
+    public func programID() -> pid_t? {
+        guard let shell = pid_t((try? tmux(["display-message", "-p", "-t", name, "#{pane_pid}"], capturing: true))?
+                  .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""),
+              let children = try? String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8) else { return nil }
+        return children.split(separator: " ").first.flatMap { pid_t($0) }
+    }
+
     /// Ends the session's server and its program. `kill-server` sometimes left the
     /// server running, so its own pid is killed when it outlives the request.
     public func kill() {

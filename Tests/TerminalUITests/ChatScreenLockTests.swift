@@ -35,11 +35,11 @@ struct ChatScreenLockTests {
         #expect(screen.session.current == ops, "what is typed now goes to #ops")
         #expect(screen.state.status.syncState == "waiting for the database: locked")
         #expect(screen.state.messages.map(\.text) == ["#ops is shown once the database is free: another process holds it locked"])
-        ChatClient.withoutWaitingForLocks { screen.tick() }
+        _ = ChatClient.withoutWaitingForLocks { screen.tick() }
         #expect(screen.state.messages.count == 1, "a failed retry adds no second notice")
 
         lock.release()
-        ChatClient.withoutWaitingForLocks { screen.tick() }
+        _ = ChatClient.withoutWaitingForLocks { screen.tick() }
         #expect(screen.state.messages.map(\.text) == ["ops line"])
         #expect(screen.state.status.syncState != "waiting for the database: locked")
     }

@@ -156,33 +156,16 @@ struct ClientTmuxTests {
         let ada = try sandbox.client("ada")
         defer { ada.kill() }
         #expect(try await ada.waitFor("#general"))
-        let pid = try #require(Self.clientProcess(container: sandbox.container), "the client's process")
+        let pid = try #require(ada.programID(), "the client's process")
         // Ten seconds without a key or a message before it may go quiet.
         try await Task.sleep(for: .seconds(12))
-        let before = try #require(Self.voluntarySwitches(pid))
+        let before = try #require(ThreadSwitches.mainThread(of: pid))
         try await Task.sleep(for: .seconds(10))
-        let after = try #require(Self.voluntarySwitches(pid))
+        let after = try #require(ThreadSwitches.mainThread(of: pid))
         #expect(after - before <= 5, "the main thread was woken \(after - before) times in 10 s")
         // Still awake to a key at once.
         try ada.type("still here")
         try ada.press("Enter")
         #expect(try await ada.waitFor("<ada (fatchat-alice)> still here"), "\(ada.screen)")
-    }
-
-    /// The `fatchat` process running on `container`.
-    static func clientProcess(container: String) -> pid_t? {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { pid_t($0) }.first { pid in
-            guard (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("fatchat") == true,
-                  let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
-            return command.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == container }
-        }
-    }
-
-    /// How often the process's main thread gave up the CPU to wait.
-    static func voluntarySwitches(_ pid: pid_t) -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/status", encoding: .utf8) else { return nil }
-        return status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
-            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
     }
 }

@@ -39,13 +39,16 @@ public final class TickPace {
 /// The client's main loop: an ``EventLoop`` on the terminal, an event descriptor, a timer and the signals.
 /// No busy loop; everything, ncurses included, runs on the calling thread.
 public enum MainLoop {
+    /// The tick's period while the handler's pace is quiet.
+    public static let quietTickMilliseconds: Int32 = 5000
+
     /// Runs until the handler says stop or a termination signal arrives, then restores the terminal.
     ///
     /// `eventDescriptor` is polled for reading when given; the handler must drain it.
     /// `tickMilliseconds` is the period of ``LoopEvent/tick`` (-1: no ticks); while `pace` is quiet, ticks come
     /// every `quietTickMilliseconds` instead, so that an idle client is not woken every second.
     public static func run(terminal: CursesTerminal, eventDescriptor: Int32?, tickMilliseconds: Int32 = 1000,
-                           quietTickMilliseconds: Int32 = 5000, pace: TickPace = TickPace(),
+                           quietTickMilliseconds: Int32 = quietTickMilliseconds, pace: TickPace = TickPace(),
                            handler: (LoopEvent, CursesTerminal) -> LoopControl) throws {
         defer { terminal.close() }
         try withoutActuallyEscaping(handler) { handler in

@@ -183,9 +183,8 @@ public final class ChatScreen {
         guard state.banner == nil, state.status.typing.isEmpty, sync.waitingSince == nil, sync.lockedBuffer == nil,
               now.timeIntervalSince(lastBusy) >= Self.quietAfter,
               session.helpers.running == 0, (hook?.processes.running ?? 0) == 0 else { return false }
-        guard let shown, state.scroll == .bottom, window.atNewest,
-              let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return true }
-        return (markedUpTo[shown] ?? .distantPast) >= newest
+        guard let following = followedToNewest, let newest = newestMessageTime else { return true }
+        return (markedUpTo[following] ?? .distantPast) >= newest
     }
 
     // MARK: Channels and conversations
@@ -284,7 +283,7 @@ public final class ChatScreen {
 
     /// Moves the buffer's read marker to the newest message loaded, if it is on screen.
     func markRead(_ buffer: Buffer) {
-        guard buffer == shown, let newest = state.messages.last(where: { !$0.id.hasPrefix(Self.noticePrefix) })?.time else { return }
+        guard buffer == shown, let newest = newestMessageTime else { return }
         if let marked = markedUpTo[buffer], marked >= newest { return }
         do {
             switch buffer {
@@ -298,8 +297,18 @@ public final class ChatScreen {
     }
 
     func markCurrentReadIfAtBottom() {
-        guard let shown, state.scroll == .bottom, window.atNewest else { return }
-        markRead(shown)
+        if let following = followedToNewest { markRead(following) }
+    }
+
+    /// What is on screen, when its newest end is shown: the read marker follows it there.
+    var followedToNewest: Buffer? {
+        guard let shown, state.scroll == .bottom, window.atNewest else { return nil }
+        return shown
+    }
+
+    /// When the newest message loaded was written, notices aside.
+    var newestMessageTime: Date? {
+        state.messages.last { !$0.id.hasPrefix(Self.noticePrefix) }?.time
     }
 
     // MARK: Notices
