@@ -16,6 +16,12 @@ import Synchronization
 /// is seen at the next bell, or when the trust lapses: then the watcher looks
 /// once and listens to every change again. One inotify instance does both, as a
 /// user may have only 128 (`fs.inotify.max_user_instances`), one per client.
+///
+/// A quiet commit (`QuietCommits`: a presence heartbeat) rings the database
+/// file instead of the directory. The watcher counts it as a bell for its trust,
+/// so that writers who only say "still here" keep the watch narrow, but does not
+/// return: the commit is read at the next ordinary bell, when the trust lapses,
+/// or at the timer's look.
 final class ChangeWatcher: Sendable {
     /// Why `wait` returned.
     enum Wake: Sendable {
@@ -30,6 +36,8 @@ final class ChangeWatcher: Sendable {
 
     private let inotify: Int32
     private let directory: String
+    /// The name, in the directory, of the file whose attribute change is a quiet bell; empty for none.
+    private let quietBell: [UInt8]
     private let wakePipe: WakePipe
     /// When the last bell rang, in `DispatchTime` nanoseconds; 0 before the first.
     private let lastBell = Atomic<UInt64>(0)
@@ -41,9 +49,11 @@ final class ChangeWatcher: Sendable {
     /// Attribute changes only, among which the bell.
     private static let bells = UInt32(IN_ATTRIB) | UInt32(IN_ONLYDIR)
 
-    init(directory: URL, useInotify: Bool) throws {
+    /// Watches `directory`; an attribute change of the file named `quietBell` in it is a quiet bell.
+    init(directory: URL, quietBell: String? = nil, useInotify: Bool) throws {
         wakePipe = try WakePipe()
         self.directory = directory.path
+        self.quietBell = Array((quietBell ?? "").utf8)
         var watch: Int32 = -1
         if useInotify {
             let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -145,7 +155,7 @@ final class ChangeWatcher: Sendable {
         let woken = fds.0.revents != 0
         if woken { wakePipe.drain() }
         let heard = fds.1.revents != 0 ? drainEvents() : .none
-        if heard == .bell {
+        if heard == .bell || heard == .quietBell {
             lastBell.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             // At once, so the pages of commits made while the caller fetches are not queued.
             listen(narrowly: true)
@@ -153,7 +163,7 @@ final class ChangeWatcher: Sendable {
         if woken { return .woken }
         switch heard {
         case .bell: return .committed
-        case .other: return .filesystem
+        case .other, .quietBell: return .filesystem
         case .none: return .timeout
         }
     }
@@ -178,11 +188,12 @@ final class ChangeWatcher: Sendable {
     }
 
     /// What the drained events held.
-    private enum Heard {
-        case none, other, bell
+    private enum Heard: Comparable {
+        case none, other, quietBell, bell
     }
 
-    /// Reads the waiting events, to drop them; a bell among them is an attribute change of the directory itself (an event without a name).
+    /// Reads the waiting events, to drop them; a bell among them is an attribute change of the directory itself
+    /// (an event without a name), a quiet bell one of the file named `quietBell`.
     private func drainEvents() -> Heard {
         guard inotify >= 0 else { return .none }
         return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
@@ -196,11 +207,23 @@ final class ChangeWatcher: Sendable {
                 while heard != .bell, offset + 16 <= count {
                     let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
-                    if mask & UInt32(IN_ATTRIB) != 0, length == 0 { heard = .bell }
+                    if mask & UInt32(IN_ATTRIB) != 0 {
+                        if length == 0 {
+                            heard = .bell
+                        } else if heard < .quietBell, names(quietBell, UnsafeRawBufferPointer(rebasing: buffer[(offset + 16)..<min(count, offset + 16 + length)])) {
+                            heard = .quietBell
+                        }
+                    }
                     offset += 16 + length
                 }
             }
             return heard
         }
+    }
+
+    /// Whether an event's name field (the name, then NUL padding) holds `name`.
+    private func names(_ name: [UInt8], _ field: UnsafeRawBufferPointer) -> Bool {
+        guard !name.isEmpty, field.count > name.count, field[name.count] == 0 else { return false }
+        return field.prefix(name.count).elementsEqual(name)
     }
 }

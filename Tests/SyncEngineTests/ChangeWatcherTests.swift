@@ -75,4 +75,49 @@ import Testing
         touch()
         #expect(watcher.wait(timeout: 5) == .filesystem, "after the lapse, a change without a bell went unheard")
     }
+
+    /// A quiet commit (a presence heartbeat) touches the database file, not the directory: the
+    /// watcher keeps trusting bells, so the commits' log pages do not wake it, and it does not
+    /// return for them. Rung loudly, the same commits each wake it.
+    @Test func quietCommitsKeepTheTrustInBellsAndWakeNobody() throws {
+        let dir = try TemporaryDirectory()
+        let writer = try dir.container(user: "writer")
+        let watcher = try ChangeWatcher(directory: writer.url, quietBell: writer.quietBellName, useInotify: true)
+        try #require(watcher.seesFilesystemEvents)
+        #expect(writer.quietBellName == "public.sqlite")
+
+        /// Saves `count` records half a second apart, quietly or not, and counts the wake-ups meanwhile.
+        func wakes(quietly: Bool, count: Int) -> Int {
+            let done = Atomic<Bool>(false)
+            let thread = Thread {
+                for k in 0..<count {
+                    usleep(500_000)
+                    let save = { _ = try? writer.publicDatabase.save(Record(recordType: "Presence", recordID: RecordID(recordName: "\(quietly ? "quiet" : "loud")\(k)"))) }
+                    if quietly { QuietCommits.quietly(save) } else { save() }
+                }
+                done.store(true, ordering: .sequentiallyConsistent)
+            }
+            thread.start()
+            var wakes = 0
+            while !done.load(ordering: .sequentiallyConsistent) {
+                switch watcher.wait(timeout: 0.1) {
+                case .filesystem, .committed: wakes += 1
+                case .timeout, .woken: continue
+                }
+            }
+            return wakes
+        }
+
+        _ = try writer.publicDatabase.save(Record(recordType: "Message", recordID: RecordID(recordName: "rings")))
+        let rang = Date().addingTimeInterval(5)
+        var heard = false
+        while !heard, Date() < rang { heard = watcher.wait(timeout: 0.5) == .committed }
+        try #require(heard, "the save rang no bell")
+        // Eight quiet commits over 4 s, twice the trust's 2 s: had the trust lapsed, their pages would
+        // have woken the watcher. A machine that holds the writer up for seconds may let it lapse once.
+        let quiet = wakes(quietly: true, count: 8)
+        #expect(quiet <= 1, "\(quiet) wake-ups for 8 quiet commits")
+        let loud = wakes(quietly: false, count: 8)
+        #expect(loud >= 6, "\(loud) wake-ups for 8 commits that rang")
+    }
 }

@@ -3,9 +3,16 @@ import RecordStore
 
 extension ChatClient {
     /// Writes my presence over the last one, soon and off the caller's thread.
+    ///
+    /// The same state and reason again is a heartbeat: it only moves `seen` on, which no one needs
+    /// within the minute, so it goes as a quiet commit and wakes no other client.
     public func publishPresence(_ state: PresenceState, reason: String = "", at now: Date = Date()) {
         let presence = Presence(user: user, handle: handle, state: state, reason: reason, seen: now)
-        ephemeral.submit(presence.record(for: userRecordID))
+        let heartbeat = lastPresence.withLock { last in
+            defer { last = (state, reason) }
+            return last?.state == state && last?.reason == reason
+        }
+        ephemeral.submit(presence.record(for: userRecordID), quietly: heartbeat)
     }
 
     /// Says that I am typing in `channel`, soon and off the caller's thread; never a message.

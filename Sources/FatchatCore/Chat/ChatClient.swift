@@ -28,6 +28,8 @@ public final class ChatClient: Sendable {
     let recentlyJoined = Mutex<[ChannelName: (channel: Channel, seen: ContinuousClock.Instant)]>([:])
     /// Presence and typing records, written straight to the shared file off the caller's thread.
     let ephemeral: EphemeralWriter
+    /// The presence this process last wrote, so that saying it again is known for a heartbeat.
+    let lastPresence = Mutex<(state: PresenceState, reason: String)?>(nil)
 
     /// Opens the chat on `container`, with an engine set up by `configuration`; `handle` overrides the saved handle for this run,
     /// and `highlights` are highlight words kept elsewhere (the configuration file's), added to the stored ones.

@@ -9,11 +9,14 @@ import Synchronization
 /// the time it arrived, and queuing it would show as pending on the status line. A record
 /// submitted again before the last version went out replaces it, so a lock on the shared file
 /// holds up one write per record, never a pile. A failure is dropped: the next heartbeat says it again.
+///
+/// A record submitted `quietly` (a heartbeat that changes nothing anyone sees) is written as a
+/// quiet commit, which other clients read at their next look rather than at once.
 final class EphemeralWriter: Sendable {
     private let database: RecordDatabase
     private let thread = JobThread(name: "fatchat.ephemeral")
     private struct State {
-        var waiting: [RecordID: Record] = [:]
+        var waiting: [RecordID: (record: Record, quiet: Bool)] = [:]
         var order: [RecordID] = []
         var scheduled = false
         var writes = 0
@@ -22,10 +25,16 @@ final class EphemeralWriter: Sendable {
 
     init(database: RecordDatabase) { self.database = database }
 
-    /// Writes `record` soon, over any version of it that is still waiting.
-    func submit(_ record: Record) {
+    /// Writes `record` soon, over any version of it that is still waiting; `quietly` as a quiet commit,
+    /// unless a version still waiting was not quiet.
+    func submit(_ record: Record, quietly: Bool = false) {
         let schedule = state.withLock { state -> Bool in
-            if state.waiting.updateValue(record, forKey: record.recordID) == nil { state.order.append(record.recordID) }
+            if let waiting = state.waiting[record.recordID] {
+                state.waiting[record.recordID] = (record, quietly && waiting.quiet)
+            } else {
+                state.waiting[record.recordID] = (record, quietly)
+                state.order.append(record.recordID)
+            }
             defer { state.scheduled = true }
             return !state.scheduled
         }
@@ -45,7 +54,7 @@ final class EphemeralWriter: Sendable {
 
     private func drain() {
         while true {
-            let batch = state.withLock { state -> [Record] in
+            let batch = state.withLock { state -> [(record: Record, quiet: Bool)] in
                 let batch = state.order.compactMap { state.waiting[$0] }
                 state.waiting = [:]
                 state.order = []
@@ -53,7 +62,9 @@ final class EphemeralWriter: Sendable {
                 return batch
             }
             guard !batch.isEmpty else { return }
-            _ = try? database.modifyRecords(saving: batch, deleting: [], savePolicy: .allKeys)
+            let records = batch.map(\.record)
+            let save = { _ = try? self.database.modifyRecords(saving: records, deleting: [], savePolicy: .allKeys) }
+            if batch.allSatisfy(\.quiet) { QuietCommits.quietly(save) } else { save() }
             state.withLock { $0.writes += batch.count }
         }
     }

@@ -51,6 +51,12 @@ public final class Container: Sendable {
     /// private data directory could hold no key (the reason went to standard error).
     public let accountKeys: AccountKeys?
 
+    /// The file in the container's directory whose attribute change is a quiet commit's bell (see
+    /// ``QuietCommits``), or nil where commits ring no bells: network mode and the other engines.
+    public var quietBellName: String? {
+        engine == .sqlite && mode == .local ? ContainerDirectory.databaseName : nil
+    }
+
     /// The user record ID of whoever runs this process.
     public var currentUserRecordID: RecordID { currentUser.recordID }
 
