@@ -14,13 +14,14 @@ final class ChatSandbox {
 
     deinit { try? FileManager.default.removeItem(at: root) }
 
-    /// A chat client on the shared container; its engine runs, so that sends go out.
-    func client(_ name: String = "me", handle: String? = nil) throws -> ChatClient {
+    /// A chat client on the shared container; its engine runs, so that sends go out, and looks
+    /// without being woken every `pollInterval` seconds.
+    func client(_ name: String = "me", handle: String? = nil, pollInterval: Double = 0.1) throws -> ChatClient {
         let container = try Container(url: root.appendingPathComponent("container"),
                                       options: Container.Options(privateDataDirectory: root.appendingPathComponent("private-\(name)")))
         var configuration = SyncEngine.Configuration()
         configuration.clientName = "test"
-        configuration.pollInterval = 0.1
+        configuration.pollInterval = pollInterval
         configuration.maximumBackoff = 0.2
         let client = try ChatClient(container: container, handle: handle, configuration: configuration)
         client.engine.start()

@@ -91,6 +91,59 @@ struct PresenceTests {
         #expect(events.contains { if case .presence(let p) = $0 { p.state == .away } else { false } })
     }
 
+    /// A heartbeat that changes nothing is a quiet commit: it wakes no other client while bells keep
+    /// ringing, and is read when they stop. A change of state among the heartbeats still comes at once.
+    @Test func heartbeatsWakeNoOneButAChangeOfStateDoes() async throws {
+        let sandbox = try ChatSandbox()
+        let ada = try sandbox.client("ada", handle: "ada")
+        // Bob's timer looks every 30 s: within this test only bells, and the trust in them lapsing, make him look.
+        let bob = try sandbox.client("bob", handle: "bob", pollInterval: 30)
+        defer { ada.stop(); bob.stop() }
+        // Both run as this test's OS user, each with a key of its own, so Bob's chat would not vouch for
+        // Ada's records: his engine's events are read instead.
+        var seen: [Presence] = []
+        let adas = Presence.recordID(for: ada.userRecordID)
+        func collect() {
+            while let event = bob.engine.nextEvent() {
+                guard case .recordsChanged(let records) = event else { continue }
+                seen += records.filter { $0.recordID == adas }.compactMap(Presence.init)
+            }
+        }
+        func waitFor(_ what: String, _ found: () -> Bool) async throws {
+            let deadline = Date() + 30
+            while !found(), Date() < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                collect()
+            }
+            try #require(found(), "\(what): Bob saw \(seen.map { "\($0.state) at \($0.seen.timeIntervalSince1970)" })")
+        }
+        // Bob's engine has fixed where its feed starts once it reports a status.
+        var started = false
+        let ready = Date() + 120
+        while !started, Date() < ready {
+            while let event = bob.engine.nextEvent() { if case .status = event { started = true } }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        ada.publishPresence(.online)
+        try await waitFor("the first presence") { !seen.isEmpty }
+
+        // Sixteen heartbeats half a second apart, each keeping Bob's trust in bells; the ninth says away.
+        seen = []
+        var last = Date()
+        for beat in 0..<16 {
+            try await Task.sleep(for: .milliseconds(500))
+            last = Date()
+            if beat < 8 { ada.publishPresence(.online, at: last) } else { ada.publishPresence(.away, reason: "lunch", at: last) }
+            collect()
+        }
+        let duringBeats = seen
+        #expect(duringBeats.contains { $0.state == .away }, "the change to away did not come while the heartbeats went on")
+        // Rung loudly, each of the 16 would have woken him; a machine that holds Ada's writes up may let his trust lapse once or twice.
+        #expect(duringBeats.count <= 4, "\(duringBeats.count) presences delivered during 16 heartbeats")
+        // Once they stop, his trust lapses and he looks: the last heartbeat arrives.
+        try await waitFor("the last heartbeat") { seen.contains { abs($0.seen.timeIntervalSince(last)) < 0.01 && $0.state == .away } }
+    }
+
     @Test func aRecordNamedForAnotherAccountIsNotTheirPresence() {
         var record = Record(recordType: "Presence", recordID: RecordID(recordName: "presence._1002_bob"),
                             fields: ["state": .string("online"), "seen": .date(start)], changeTag: nil)
