@@ -1,4 +1,5 @@
 import Foundation
+import RecordStore
 import Synchronization
 
 /// Sleeps until the container directory changes, someone calls `wake()`, or the poll interval passes.
@@ -98,7 +99,7 @@ final class ChangeWatcher: Sendable {
     ///
     /// A commit that rings nothing (another program writing the file) waits at
     /// most this long while others' bells ring; with no bells it is seen at once.
-    static let trustInBells = 2.0
+    static let trustInBells = QuietCommits.watchersTrustBells
 
     /// Waits up to `timeout` seconds; after a filesystem event, until the directory has been quiet for `quiet`.
     ///

@@ -120,4 +120,41 @@ import Testing
         let loud = wakes(quietly: false, count: 8)
         #expect(loud >= 6, "\(loud) wake-ups for 8 commits that rang")
     }
+
+    /// A quiet commit rings only when no bell rang in the last second: a burst of them, as a round of
+    /// heartbeats is, rings about once a second, enough to keep every watcher's trust, not once each.
+    @Test func aBurstOfQuietCommitsRingsAboutOnceASecond() throws {
+        let dir = try TemporaryDirectory()
+        let writer = try dir.container(user: "writer")
+        let bells = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        try #require(bells >= 0)
+        defer { close(bells) }
+        try #require(inotify_add_watch(bells, writer.url.path, UInt32(IN_ATTRIB)) >= 0)
+        var quietBells = 0
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        /// Reads the events queued so far (the kernel folds an event into an identical one still unread, so each commit's are read before the next).
+        func countBells() {
+            while true {
+                let count = read(bells, &buffer, buffer.count)
+                guard count > 0 else { return }
+                var offset = 0
+                while offset + 16 <= count {
+                    let length = buffer[(offset + 12)..<(offset + 16)].withUnsafeBytes { Int($0.loadUnaligned(as: UInt32.self)) }
+                    let name = String(decoding: buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }, as: UTF8.self)
+                    if name == writer.quietBellName { quietBells += 1 }
+                    offset += 16 + length
+                }
+            }
+        }
+        for k in 0..<30 {
+            QuietCommits.quietly { _ = try? writer.publicDatabase.save(Record(recordType: "Presence", recordID: RecordID(recordName: "beat\(k)"))) }
+            countBells()
+            usleep(100_000)
+        }
+        let saved = try writer.publicDatabase.records(for: (0..<30).map { RecordID(recordName: "beat\($0)") }).values.filter { (try? $0.get()) != nil }.count
+        #expect(saved == 30)
+        // Over about 3 s: a ring each second at most, and at least one once the container's making is a second old.
+        #expect(quietBells >= 1 && quietBells <= 6, "\(quietBells) quiet bells for 30 quiet commits in 3 s")
+    }
 }
+

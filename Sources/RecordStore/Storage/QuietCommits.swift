@@ -11,9 +11,19 @@ import Foundation
 /// writers are still ringing, but do not fetch; they read the commit at their
 /// next look (the next ordinary commit, or the timer's look, at most 30 s away).
 ///
+/// A quiet bell is needed only to keep that trust from lapsing: while a bell of
+/// either kind rang within the last half of ``watchersTrustBells``, every
+/// watcher still listens for bells alone, so the commit's log pages wake none
+/// of them and the quiet commit rings nothing. A round of a hundred heartbeats
+/// within a few seconds so rings a few times, not a hundred.
+///
 /// Only the local `sqlite` engine has bells; elsewhere a quiet commit is an
 /// ordinary one.
 public enum QuietCommits {
+    /// How long after a bell a watcher listens for bells alone, in seconds: a commit that rings
+    /// nothing meanwhile is read when this lapses.
+    public static let watchersTrustBells = 2.0
+
     /// Whether commits on the current thread or task are quiet.
     @TaskLocal public static var active = false
 

@@ -44,10 +44,24 @@ struct SQLiteSettings: Sendable {
     func ringBell() {
         guard let bell else { return }
         if QuietCommits.active {
+            if rangLately(bell) { return }
             _ = utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
         } else {
             _ = utimensat(AT_FDCWD, bell, nil, 0)
         }
+    }
+
+    /// Whether a bell of either kind rang within half the watchers' trust in bells: the newer change
+    /// time of the directory and of the database file. Anything else that changed them lately (a file
+    /// made in the directory, a checkpoint) makes a quiet commit ring nothing, which at worst leaves
+    /// it to be read when the watchers' trust lapses.
+    private func rangLately(_ bell: String) -> Bool {
+        var directory = stat(), file = stat(), now = timespec()
+        guard stat(bell, &directory) == 0, lstat(path, &file) == 0, clock_gettime(CLOCK_REALTIME, &now) == 0 else { return false }
+        func seconds(_ time: timespec) -> Double { Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 }
+        let newest = max(seconds(directory.st_ctim), seconds(file.st_ctim))
+        let age = seconds(now) - newest
+        return age >= 0 && age < QuietCommits.watchersTrustBells / 2
     }
 
     /// The page cache of a connection that writes: room for a batch's pages.
