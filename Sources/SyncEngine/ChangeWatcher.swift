@@ -107,10 +107,14 @@ final class ChangeWatcher: Sendable {
     /// and the buffer its events are read into live on the stack.
     func wait(timeout: Double) -> Wake {
         let end = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(timeout, 1e6)) * 1e9)
-        guard trustLeft() > 0 else {
+        if trustLeft() <= 0 {
             listen(narrowly: false)
-            let wake = poll(timeout: timeout)
-            return wake == .filesystem ? settle() : wake
+            switch poll(timeout: timeout) {
+            // A quiet commit rings before it writes: its pages, heard with the bell or not, need not wake the caller.
+            case .quietBell: break
+            case .other: return settle()
+            case let polled: return polled.wake
+            }
         }
         listen(narrowly: true)
         while true {
@@ -122,10 +126,11 @@ final class ChangeWatcher: Sendable {
                 return .timeout
             }
             if now >= end { return .timeout }
-            let wake = poll(timeout: min(Double(end - now) / 1e9, trust))
-            // Another file's attributes changed (SQLite run as root chowns its log on opening): no bell.
-            if wake == .filesystem || wake == .timeout { continue }
-            return wake
+            switch poll(timeout: min(Double(end - now) / 1e9, trust)) {
+            // Another file's attributes changed (SQLite run as root chowns its log on opening), or a quiet bell rang.
+            case .other, .quietBell, .nothing: continue
+            case let polled: return polled.wake
+            }
         }
     }
 
@@ -144,15 +149,29 @@ final class ChangeWatcher: Sendable {
         _ = inotify_add_watch(inotify, directory, narrowly ? Self.bells : Self.everything)
     }
 
+    /// What one `poll` found, the first that applies: a wake-up through the pipe, a bell, a quiet bell, another event, or nothing.
+    private enum Polled {
+        case woken, bell, quietBell, other, nothing
+
+        var wake: Wake {
+            switch self {
+            case .woken: .woken
+            case .bell: .committed
+            case .quietBell, .other: .filesystem
+            case .nothing: .timeout
+            }
+        }
+    }
+
     /// Waits for the pipe and the watch, and drains what is ready; a wake-up through the pipe comes first, then a bell.
-    private func poll(timeout: Double) -> Wake {
+    private func poll(timeout: Double) -> Polled {
         var fds = (pollfd(fd: wakePipe.readDescriptor, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: inotify, events: Int16(POLLIN), revents: 0))
         let milliseconds = Int32(max(0, min((timeout * 1000).rounded(.up), Double(Int32.max))))
         let ready = withUnsafeMutableBytes(of: &fds) { raw in
             Glibc.poll(raw.baseAddress?.assumingMemoryBound(to: pollfd.self), 2, milliseconds)
         }
-        guard ready > 0 else { return .timeout }
+        guard ready > 0 else { return .nothing }
         let woken = fds.0.revents != 0
         if woken { wakePipe.drain() }
         let heard = fds.1.revents != 0 ? drainEvents() : .none
@@ -163,9 +182,10 @@ final class ChangeWatcher: Sendable {
         }
         if woken { return .woken }
         switch heard {
-        case .bell: return .committed
-        case .other, .quietBell: return .filesystem
-        case .none: return .timeout
+        case .bell: return .bell
+        case .quietBell: return .quietBell
+        case .other: return .other
+        case .none: return .nothing
         }
     }
 
@@ -179,10 +199,9 @@ final class ChangeWatcher: Sendable {
         while DispatchTime.now().uptimeNanoseconds < end {
             usleep(UInt32(Self.quiet * 1e6))
             switch poll(timeout: 0) {
-            case .filesystem: continue
-            case .woken: return .woken
-            case .committed: return .committed
-            case .timeout: return .filesystem
+            case .other, .quietBell: continue
+            case .nothing: return .filesystem
+            case let polled: return polled.wake
             }
         }
         return .filesystem

@@ -76,9 +76,9 @@ import Testing
         #expect(watcher.wait(timeout: 5) == .filesystem, "after the lapse, a change without a bell went unheard")
     }
 
-    /// A quiet commit (a presence heartbeat) touches the database file, not the directory: the
-    /// watcher keeps trusting bells, so the commits' log pages do not wake it, and it does not
-    /// return for them. Rung loudly, the same commits each wake it.
+    /// A quiet commit (a presence heartbeat) touches the database file, not the directory, and before
+    /// it writes: the watcher trusts bells from then on, so the commits' log pages do not wake it, and
+    /// it does not return for them. Rung loudly, the same commits each wake it.
     @Test func quietCommitsKeepTheTrustInBellsAndWakeNobody() throws {
         let dir = try TemporaryDirectory()
         let writer = try dir.container(user: "writer")
@@ -107,6 +107,14 @@ import Testing
             }
             return wakes
         }
+
+        // No bell has rung, so the watcher listens to every change; a quiet commit rings before it writes,
+        // so its pages wake the watcher no more than the commits that follow within its trust.
+        usleep(1_200_000)
+        let first = Thread { QuietCommits.quietly { _ = try? writer.publicDatabase.save(Record(recordType: "Presence", recordID: RecordID(recordName: "first"))) } }
+        first.start()
+        let atFirst = watcher.wait(timeout: 1)
+        #expect(atFirst == .timeout, "a quiet commit woke a watcher that listened to everything: \(atFirst)")
 
         _ = try writer.publicDatabase.save(Record(recordType: "Message", recordID: RecordID(recordName: "rings")))
         let rang = Date().addingTimeInterval(5)

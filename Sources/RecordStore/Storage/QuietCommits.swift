@@ -7,9 +7,11 @@ import Foundation
 /// For a record that only says "still here" (a presence heartbeat that changes
 /// no state) that is a hundred fetches a minute per hundred clients, for
 /// nothing anyone sees. A commit made inside ``quietly(_:)`` touches the
-/// database file instead of the container directory: watchers hear that the
-/// writers are still ringing, but do not fetch; they read the commit at their
-/// next look (the next ordinary commit, or the timer's look, at most 30 s away).
+/// database file instead of the container directory, and before it writes:
+/// watchers hear that the writers are still ringing and listen for bells alone,
+/// so the commit's pages do not wake them; they read it at their next look (the
+/// next ordinary commit, when their trust lapses, or the timer's look, at most
+/// 30 s away).
 ///
 /// A quiet bell is needed only to keep that trust from lapsing: while a bell of
 /// either kind rang within the last half of ``watchersTrustBells``, every

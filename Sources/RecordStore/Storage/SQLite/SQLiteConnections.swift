@@ -39,16 +39,21 @@ struct SQLiteSettings: Sendable {
     /// on the directory, which a member of the container's group has; nothing
     /// is opened, and a failure only leaves the watchers to the log's events.
     ///
-    /// A quiet commit (see ``QuietCommits``) touches the database file's times instead: an event
-    /// that a watcher tells apart by its name, which keeps its trust in bells but fetches nothing.
+    /// A quiet commit (see ``QuietCommits``) rings nothing here: it rang ``ringQuietBell()`` before it began.
     func ringBell() {
-        guard let bell else { return }
-        if QuietCommits.active {
-            if rangLately(bell) { return }
-            _ = utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
-        } else {
-            _ = utimensat(AT_FDCWD, bell, nil, 0)
-        }
+        guard let bell, !QuietCommits.active else { return }
+        _ = utimensat(AT_FDCWD, bell, nil, 0)
+    }
+
+    /// Before a quiet commit, unless a bell rang lately: touches the database file's times, an event
+    /// that a watcher tells apart by its name, which renews its trust in bells but fetches nothing.
+    ///
+    /// It rings first, so that a watcher whose trust had lapsed listens for bells alone by the time
+    /// the commit's pages are written, and is not woken by them. (A commit held up for longer than
+    /// the trust is then heard as one that rang nothing: read when it is seen.)
+    func ringQuietBell() {
+        guard let bell, QuietCommits.active, !rangLately(bell) else { return }
+        _ = utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
     }
 
     /// Whether a bell of either kind rang within half the watchers' trust in bells: the newer change
@@ -250,6 +255,7 @@ final class LocalConnections: SQLiteConnections {
     }
 
     func write<T>(_ body: (GRDB.Database) throws -> T) throws -> T {
+        settings.ringQuietBell()
         let result = try onPool { pool in try pool.write(body) }
         settings.ringBell()
         return result
