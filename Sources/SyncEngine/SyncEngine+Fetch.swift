@@ -182,6 +182,17 @@ extension SyncEngine {
         return true
     }
 
+    /// The record types the owner's query subscriptions look at, whose updates the feed reads with their
+    /// previous fields (to tell a record that stopped matching); every type when the subscriptions do not load.
+    private func queriedTypes() -> Set<String>? {
+        guard let subscriptions = try? currentSubscriptions() else { return nil }
+        var types: Set<String> = []
+        for subscription in subscriptions {
+            if case .query(let type, _, _, _) = subscription.kind { types.insert(type) }
+        }
+        return types
+    }
+
     /// The notifications the owner's subscriptions raise for `changes`: at most one per change, and one per record and reason,
     /// whatever the stored subscriptions or change rows say.
     private func notifications(for changes: [RecordChange]) throws -> SubscriptionEvaluation? {
@@ -210,7 +221,7 @@ extension SyncEngine {
         while byHand || isRunning {
             var batch: ChangeBatch
             do {
-                batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize)
+                batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize, previousFieldsOf: queriedTypes())
             } catch let error as StoreError where error.code == .changeTokenExpired {
                 let fresh = try database.currentChangeToken()
                 let refetched = try configuration.refetch?(database) ?? []

@@ -30,6 +30,39 @@ import Testing
         #expect(nothing.token == batch.token)
     }
 
+    /// A feed read for some record types carries the previous fields of their updates only; deletions
+    /// carry them always, and a read that names no types carries them for every type.
+    @Test(arguments: TestEngine.available) func previousFieldsComeOnlyForTheTypesAskedFor(engine: TestEngine) throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: engine).publicDatabase
+        func record(_ type: String, _ key: String, _ value: String) -> Record {
+            var record = Record(recordType: type)
+            record[key] = .string(value)
+            return record
+        }
+        var note = try db.save(record("Note", "text", "first"))
+        var beat = try db.save(record("Presence", "state", "online"))
+        let gone = try db.save(record("Presence", "state", "away"))
+        let token = try db.currentChangeToken()
+        note["text"] = .string("second")
+        note = try db.save(note)
+        beat["state"] = .string("online again")
+        beat = try db.save(beat)
+        try db.deleteRecord(withID: gone.recordID)
+
+        func previous(_ batch: ChangeBatch) -> [String?] {
+            batch.changes.map { change in
+                guard let fields = change.previousFields else { return nil }
+                return (fields["text"] ?? fields["state"])?.stringValue
+            }
+        }
+        #expect(previous(try db.fetchChanges(since: token)) == ["first", "online", "away"])
+        #expect(previous(try db.fetchChanges(since: token, previousFieldsOf: ["Note"])) == ["first", nil, "away"])
+        let none = try db.fetchChanges(since: token, previousFieldsOf: [])
+        #expect(previous(none) == [nil, nil, "away"])
+        #expect(none.changedRecords.map(\.recordID) == [note.recordID, beat.recordID], "the records themselves still come")
+    }
+
     @Test(arguments: TestEngine.available) func largeBatchesComeInPiecesWithMoreComing(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
         let db = try dir.container(engine: engine).publicDatabase

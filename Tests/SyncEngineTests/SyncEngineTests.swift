@@ -389,6 +389,37 @@ import Testing
     }
 }
 
+extension SyncNotificationTests {
+    /// An update that makes a record stop matching a query subscription is told by comparing it with its
+    /// previous fields, which the engine reads for the types its owner's query subscriptions look at (and
+    /// only for them: another type's update comes without them).
+    @Test func anUpdateThatStopsMatchingIsNotifiedWithStoppedMatching() throws {
+        let dir = try TemporaryDirectory()
+        let reader = try dir.container(user: "reader")
+        try reader.publicDatabase.save(Subscription(
+            subscriptionID: "urgent", recordType: "Task", predicate: try QueryPredicate(format: "state == %@", "urgent"),
+            options: [.firesOnRecordUpdate]))
+        let engine = try SyncEngine(container: reader, configuration: .stepped())
+        let writer = try dir.container(user: "writer")
+        var task = Record(recordType: "Task", recordID: RecordID(recordName: "t1"))
+        task["state"] = "urgent"
+        task = try writer.publicDatabase.save(task)
+        try engine.fetchOnce()
+        var collector = EventCollector(engine: engine)
+
+        task["state"] = "done"
+        try writer.publicDatabase.save(task)
+        try engine.fetchOnce()
+        #expect(collector.collect(timeout: 10) { events in events.contains { if case .notification = $0 { true } else { false } } })
+        let notifications = collector.received.compactMap { event -> SubscriptionNotification? in
+            if case .notification(let n) = event { return n }
+            return nil
+        }
+        #expect(notifications.map(\.recordID.recordName) == ["t1"])
+        #expect(notifications.first?.reason == .updated && notifications.first?.stoppedMatching == true)
+    }
+}
+
 @Suite struct RecheckTests {
     @Test func aFilesystemEventWithNothingVisibleIsLookedAtAgainSoonThenLeft() {
         var recheck = Recheck()

@@ -38,7 +38,8 @@ public struct RecordChange: Sendable {
     public var recordType: String
     /// The record as it is now; `nil` if it no longer exists.
     public var record: Record?
-    /// For updates and deletes: the fields the record had before.
+    /// For updates and deletes: the fields the record had before. For an update of a type left out of
+    /// `fetchChanges(previousFieldsOf:)`, `nil`.
     public var previousFields: [String: FieldValue]?
     public var date: Date
 }
@@ -79,7 +80,16 @@ extension RecordDatabase {
     /// Deletions by cascade are included. A token from before the kept history,
     /// or from another database, gets `changeTokenExpired`: refetch what you need
     /// and start again from `currentChangeToken()`.
-    public func fetchChanges(in zone: ZoneID? = nil, since token: ChangeToken?, limit: Int = 400) throws -> ChangeBatch {
+    ///
+    /// `previousFieldsOf` names the record types whose updates should carry their `previousFields`
+    /// (a query subscription's types, which compare before with after); `nil`, every type. Deletions
+    /// always carry them.
+    public func fetchChanges(in zone: ZoneID? = nil, since token: ChangeToken?, limit: Int = 400,
+                             previousFieldsOf types: Set<String>? = nil) throws -> ChangeBatch {
+        try ChangeRow.$previousWanted.withValue(types) { try readChanges(in: zone, since: token, limit: limit) }
+    }
+
+    private func readChanges(in zone: ZoneID?, since token: ChangeToken?, limit: Int) throws -> ChangeBatch {
         let limit = max(1, limit)
         let start = token?.sequence ?? 0
         // The bounds and the scan come from one snapshot. One entry past the limit tells whether

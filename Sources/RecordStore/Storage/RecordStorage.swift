@@ -69,6 +69,18 @@ struct ChangeRow: Sendable {
     var date: Date
     /// The record as it is now, read with the change; `nil` when it was deleted since.
     var current: Record?
+
+    /// The record types whose updates the feed being read wants the previous fields of; `nil` for all.
+    /// Set by `RecordDatabase.fetchChanges(previousFieldsOf:)` around its read.
+    @TaskLocal static var previousWanted: Set<String>?
+
+    /// An entry's `previous` text decoded, unless it is an update of a type the reader does not want them
+    /// for: decoding them was as much work as decoding the record, on every wake-up of every client.
+    static func previousFields(_ text: String?, kind: Kind, type: String, zone: ZoneID, assets: URL) throws -> [String: FieldValue]? {
+        guard let text else { return nil }
+        if kind == .updated, let wanted = previousWanted, !wanted.contains(type) { return nil }
+        return try FieldCoding.decode(text, zone: zone, assetsDirectory: assets)
+    }
 }
 
 /// The change-log entries one read went over.

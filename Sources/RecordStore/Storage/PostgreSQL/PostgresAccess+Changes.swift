@@ -115,10 +115,11 @@ extension PostgresAccess {
             guard let kind = ChangeRow.Kind(rawValue: Int(kindNumber)) else {
                 throw StoredColumns.Mismatch(problem: "kind is \(kindNumber), which is no kind of change")
             }
+            let type = try row.text(3, "type")
             let previous = row.isNull(5) ? nil : try row.fieldsText(5, "previous")
             var change = ChangeRow(
-                sequence: sequence, recordID: id, recordType: try row.text(3, "type"), kind: kind,
-                previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
+                sequence: sequence, recordID: id, recordType: type, kind: kind,
+                previousFields: try ChangeRow.previousFields(previous, kind: kind, type: type, zone: id.zoneID, assets: assets),
                 date: try row.date(6, "at"), current: nil)
             if !row.isNull(7) {
                 let current = try decoded[id] ?? decodeRecord(row, from: 8, id: id, keys: nil)

@@ -66,10 +66,11 @@ extension SQLiteAccess {
             guard let kind = ChangeRow.Kind(rawValue: Int(kindNumber)) else {
                 throw StoredColumns.Mismatch(problem: "kind is \(kindNumber), which is no kind of change")
             }
+            let type = try StoredColumns.text(row, 3, "type")
             let previous = try StoredColumns.optionalFieldsText(row, 5, "previous")
             var change = ChangeRow(
-                sequence: sequence, recordID: id, recordType: try StoredColumns.text(row, 3, "type"), kind: kind,
-                previousFields: try previous.map { try FieldCoding.decode($0, zone: id.zoneID, assetsDirectory: assets) },
+                sequence: sequence, recordID: id, recordType: type, kind: kind,
+                previousFields: try ChangeRow.previousFields(previous, kind: kind, type: type, zone: id.zoneID, assets: assets),
                 date: try StoredColumns.date(row, 6, "at"), current: nil)
             // `r.id` is a rowid too: an integer, or NULL when the record is gone.
             if try !StoredColumns.value(row, 7).isNull {
