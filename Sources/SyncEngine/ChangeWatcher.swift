@@ -149,9 +149,10 @@ final class ChangeWatcher: Sendable {
         _ = inotify_add_watch(inotify, directory, narrowly ? Self.bells : Self.everything)
     }
 
-    /// What one `poll` found, the first that applies: a wake-up through the pipe, a bell, a quiet bell, another event, or nothing.
-    private enum Polled {
-        case woken, bell, quietBell, other, nothing
+    /// What one `poll` found: the greatest that applies of a wake-up through the pipe, a bell, a quiet bell,
+    /// another event, or nothing.
+    private enum Polled: Comparable {
+        case nothing, other, quietBell, bell, woken
 
         var wake: Wake {
             switch self {
@@ -174,19 +175,13 @@ final class ChangeWatcher: Sendable {
         guard ready > 0 else { return .nothing }
         let woken = fds.0.revents != 0
         if woken { wakePipe.drain() }
-        let heard = fds.1.revents != 0 ? drainEvents() : .none
+        let heard = fds.1.revents != 0 ? drainEvents() : .nothing
         if heard == .bell || heard == .quietBell {
             lastBell.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             // At once, so the pages of commits made while the caller fetches are not queued.
             listen(narrowly: true)
         }
-        if woken { return .woken }
-        switch heard {
-        case .bell: return .bell
-        case .quietBell: return .quietBell
-        case .other: return .other
-        case .none: return .nothing
-        }
+        return woken ? .woken : heard
     }
 
     /// After a filesystem event, sleeps until the directory has been quiet for `quiet`, so that one commit wakes the caller once.
@@ -207,21 +202,16 @@ final class ChangeWatcher: Sendable {
         return .filesystem
     }
 
-    /// What the drained events held.
-    private enum Heard: Comparable {
-        case none, other, quietBell, bell
-    }
-
     /// Reads the waiting events, to drop them; a bell among them is an attribute change of the directory itself
     /// (an event without a name), a quiet bell one of the file named `quietBell`.
-    private func drainEvents() -> Heard {
-        guard inotify >= 0 else { return .none }
+    private func drainEvents() -> Polled {
+        guard inotify >= 0 else { return .nothing }
         return withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
-            var heard = Heard.none
+            var heard = Polled.nothing
             while true {
                 let count = read(inotify, buffer.baseAddress, buffer.count)
                 guard count > 0 else { break }
-                if heard == .none { heard = .other }
+                if heard == .nothing { heard = .other }
                 // Each event: wd, mask, cookie and len (4 bytes each), then len bytes of name.
                 var offset = 0
                 while heard != .bell, offset + 16 <= count {

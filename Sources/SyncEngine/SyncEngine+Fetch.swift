@@ -183,14 +183,13 @@ extension SyncEngine {
     }
 
     /// The record types the owner's query subscriptions look at, whose updates the feed reads with their
-    /// previous fields (to tell a record that stopped matching); every type when the subscriptions do not load.
+    /// previous fields (to tell a record that stopped matching), as last loaded; every type until they are
+    /// loaded. Not a reason to load them: a fetch that finds nothing never reads them.
     private func queriedTypes() -> Set<String>? {
-        guard let subscriptions = try? currentSubscriptions() else { return nil }
-        var types: Set<String> = []
-        for subscription in subscriptions {
-            if case .query(let type, _, _, _) = subscription.kind { types.insert(type) }
+        fetchState.withLock { state in
+            guard state.subscriptionsLoaded != nil else { return nil }
+            return Set(state.subscriptions.compactMap { if case .query(let type, _, _, _) = $0.kind { type } else { nil } })
         }
-        return types
     }
 
     /// The notifications the owner's subscriptions raise for `changes`: at most one per change, and one per record and reason,
