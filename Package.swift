@@ -35,7 +35,7 @@ let package = Package(
             path: "Resources",
             resources: [.copy("help.txt"), .copy("alerts.en.json")]
         ),
-        .target(name: "FatchatCore", dependencies: ["SyncEngine", "RecordStore", "FatchatResources"]),
+        .target(name: "FatchatCore", dependencies: ["SyncEngine", "RecordStore", "FatchatResources", "CStatfs"]),
         .executableTarget(
             name: "fatchat",
             dependencies: [

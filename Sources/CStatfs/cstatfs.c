@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <linux/stat.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -66,4 +67,12 @@ int fatchat_direct_io_flag(void) {
 
 int fatchat_name_this_thread(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int fatchat_use_one_malloc_arena(void) {
+    return mallopt(M_ARENA_MAX, 1);
+}
+
+int fatchat_give_back_free_memory(void) {
+    return malloc_trim(0);
 }

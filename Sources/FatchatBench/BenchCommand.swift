@@ -10,6 +10,12 @@ struct FatchatBenchCommand: ParsableCommand {
         abstract: "Measures Fatchat against raw SQLite and against its performance targets; build with -c release.",
         subcommands: [RunBenchmarks.self, ChildCommand.self],
         defaultSubcommand: RunBenchmarks.self)
+
+    /// Its children are clients, so they allocate as `fatchat` does.
+    static func main() {
+        ProcessMemory.useOneArena()
+        main(nil)
+    }
 }
 
 /// The benchmarks a run can select with `--only`.

@@ -49,7 +49,7 @@ struct FirstFrameChild: ParsableCommand {
         say("frame \(Clock.realtime())")
         let atFrame = memoryMB()
         // As the app does just after its first frame: a start that opened the remembered channel reads the list now.
-        frame.client.loadChannelList()
+        frame.client.loadAfterFirstFrame()
         let listed = Clock.monotonic()
         let drawn = frame.screen.lines.reduce(0) { $0 + $1.count }
         func ms(_ a: UInt64, _ b: UInt64) -> String { String(format: "%.2f", Double(b - a) / 1e6) }

@@ -19,6 +19,11 @@ struct Fatchat: ParsableCommand {
         subcommands: [Chat.self, Init.self, Post.self, Read.self, Channels.self, Who.self, Bot.self, Profile.self, Whois.self, Doctor.self,
                       ConfigCommand.self, Admin.self, ManualSections.self],
         defaultSubcommand: Chat.self)
+
+    static func main() {
+        ProcessMemory.useOneArena()
+        main(nil)
+    }
 }
 
 /// `fatchat manual-sections`, hidden: the manual page's chat commands and keys, which `scripts/manual.sh` adds

@@ -21,4 +21,10 @@ int fatchat_direct_io_flag(void);
 /// 15 bytes. Returns 0 or an error number.
 int fatchat_name_this_thread(const char *name);
 
+/// mallopt(3) M_ARENA_MAX = 1: every thread allocates from the main arena. Returns 1 on success.
+int fatchat_use_one_malloc_arena(void);
+
+/// malloc_trim(3) with no padding: free heap pages go back to the system. Returns 1 if any did.
+int fatchat_give_back_free_memory(void);
+
 #endif

@@ -125,6 +125,15 @@ public final class ChatScreen {
         session.stopPresence(timeout: timeout)
     }
 
+    /// What the app loads once the first frame is on screen: the channel list, then the unread counts.
+    /// Then the start-up's temporary memory (decoded pages of records, SQLite's pages) goes back to
+    /// the system, as the client goes on to sit mostly idle.
+    public func loadAfterFirstFrame() {
+        loadChannelList()
+        loadUnreadCounts()
+        ProcessMemory.giveBackFreed()
+    }
+
     /// Counts unread messages in every other channel and conversation, and lists my direct conversations;
     /// the app calls it after the first frame is on screen, so that startup does not grow with the number of channels.
     public func loadUnreadCounts() {

@@ -45,8 +45,7 @@ public enum ClientApp {
                 let size = terminal.size
                 let made = try ChatScreen(client: client, width: size.width, height: size.height, options: options, renderOptions: renderOptions)
                 terminal.draw(made.render())
-                made.loadChannelList()
-                made.loadUnreadCounts()
+                made.loadAfterFirstFrame()
                 for input in opening.typed { made.handle(input) }
                 for event in opening.events { made.handle(event) }
                 screen = made
