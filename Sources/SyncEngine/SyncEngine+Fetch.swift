@@ -11,28 +11,31 @@ extension SyncEngine {
         return try? ChangeToken(data: data)
     }
 
-    /// Notes `token` as delivered; saves it once the oldest delivery not saved is `tokenSaveDelay` old.
+    /// Notes `token` as delivered; saves it once the oldest delivery not saved is `tokenSaveDelay` old,
+    /// or `ephemeralTokenSaveDelay` for a delivery of ephemeral changes alone.
     ///
     /// A save is a private-database write of about 400 k instructions, more than a
     /// delivery's fetch (BENCHMARKS.md, ninth round), so it is not paid per message.
-    func saveTokenThrottled(_ token: ChangeToken) throws {
+    func saveTokenThrottled(_ token: ChangeToken, ephemeral: Bool) throws {
+        let now = Date()
         let due = fetchState.withLock { state in
             state.unsaved = token
-            if state.unsavedSince == nil { state.unsavedSince = Date() }
-            return state.tokenSaveDue(Date(), delay: configuration.tokenSaveDelay) == 0
+            let asked = now.addingTimeInterval(ephemeral ? configuration.ephemeralTokenSaveDelay : configuration.tokenSaveDelay)
+            state.unsavedDue = min(state.unsavedDue ?? asked, asked)
+            return state.tokenSaveDue(now) == 0
         }
         if due { try saveHeldToken() }
     }
 
     /// Seconds until the held-back position is due to be saved; `nil` when none is held back.
     func tokenSaveDue() -> Double? {
-        fetchState.withLock { $0.tokenSaveDue(Date(), delay: configuration.tokenSaveDelay) }
+        fetchState.withLock { $0.tokenSaveDue(Date()) }
     }
 
     /// Saves the position that the throttle held back, if any.
     private func saveHeldToken() throws {
         let pending = fetchState.withLock { state -> ChangeToken? in
-            defer { state.unsaved = nil; state.unsavedSince = nil }
+            defer { state.unsaved = nil; state.unsavedDue = nil }
             return state.unsaved
         }
         if let pending { try saveToken(pending) }
@@ -43,13 +46,15 @@ extension SyncEngine {
         try? saveHeldToken()
     }
 
-    /// The owner's subscriptions, read again once `subscriptionRefresh` has passed; orphans are dropped.
+    /// The owner's subscriptions, read again once `subscriptionRefresh` has passed (or, for a batch of
+    /// `ephemeral` changes alone, only if they were never read); orphans are dropped.
     ///
     /// A read costs more than a delivery's fetch, so it is not paid per message: within that
     /// time, only this process's own changes and a skipped stretch of the feed reload them.
-    func currentSubscriptions() throws -> [Subscription] {
+    func currentSubscriptions(ephemeral: Bool = false) throws -> [Subscription] {
         if let cached = fetchState.withLock({ state in
-            state.subscriptionsLoaded.map { Date().timeIntervalSince($0) < configuration.subscriptionRefresh } == true ? state.subscriptions : nil
+            state.subscriptionsLoaded.map { ephemeral || Date().timeIntervalSince($0) < configuration.subscriptionRefresh } == true
+                ? state.subscriptions : nil
         }) { return cached }
         let loaded = try container.publicDatabase.liveSubscriptions()
         fetchState.withLock { state in
@@ -194,9 +199,9 @@ extension SyncEngine {
 
     /// The notifications the owner's subscriptions raise for `changes`: at most one per change, and one per record and reason,
     /// whatever the stored subscriptions or change rows say.
-    private func notifications(for changes: [RecordChange]) throws -> SubscriptionEvaluation? {
+    private func notifications(for changes: [RecordChange], ephemeral: Bool) throws -> SubscriptionEvaluation? {
         guard !changes.isEmpty else { return nil }
-        let subscriptions = try currentSubscriptions()
+        let subscriptions = try currentSubscriptions(ephemeral: ephemeral)
         guard !subscriptions.isEmpty else { return nil }
         var evaluation = Subscription.evaluate(changes, subscriptions: subscriptions, strings: configuration.alertStrings, atMostOnePerChange: true)
         var raised: [RecordID: Set<SubscriptionNotification.Reason>] = [:]
@@ -234,8 +239,10 @@ extension SyncEngine {
             // A record version delivered before comes again only through change rows written by hand.
             batch.changedRecords.removeAll { delivered.contains($0) }
             batch.changes.removeAll { delivered.contains($0) }
+            let ephemeral = !configuration.ephemeralRecordTypes.isEmpty
+                && batch.changes.allSatisfy { configuration.ephemeralRecordTypes.contains($0.recordType) }
             // Whatever can fail runs before the first event, so a batch is delivered whole and once.
-            let evaluation = try notifications(for: batch.changes)
+            let evaluation = try notifications(for: batch.changes, ephemeral: ephemeral)
             if !batch.changedRecords.isEmpty { emit(.recordsChanged(batch.changedRecords)) }
             if !batch.deletedRecords.isEmpty { emit(.recordsDeleted(batch.deletedRecords)) }
             for notification in evaluation?.notifications ?? [] { emit(.notification(notification)) }
@@ -244,7 +251,7 @@ extension SyncEngine {
             batch.changes.forEach { delivered.insert($0) }
             if let evaluation { deleteSpent(evaluation) }
             if batch.token != previous {
-                try saveTokenThrottled(batch.token)
+                try saveTokenThrottled(batch.token, ephemeral: ephemeral)
             }
             if !batch.moreComing { break }
         }

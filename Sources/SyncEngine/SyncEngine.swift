@@ -40,6 +40,15 @@ public final class SyncEngine: Sendable {
         /// How long the owner's subscriptions are used before they are read again, to see those
         /// that another terminal of the same user saved or deleted.
         public var subscriptionRefresh = 5.0
+        /// Record types whose changes are passing news that no one misses if it comes twice or late
+        /// (the chat's presence heartbeats and typing notices). A batch of nothing else hurries
+        /// nothing: its position waits to be saved up to `ephemeralTokenSaveDelay`, or until a batch
+        /// of anything else or a stop saves it, and its changes meet the subscriptions as last read,
+        /// without reading them again after `subscriptionRefresh`.
+        public var ephemeralRecordTypes: Set<String> = []
+        /// How long the position of a batch of ephemeral changes alone may wait unsaved. A crash
+        /// re-delivers at most these seconds of them, and `tokenSaveDelay`'s of anything else.
+        public var ephemeralTokenSaveDelay = 300.0
         /// Called when the saved token has expired, to refetch what the app needs.
         public var refetch: (@Sendable (RecordDatabase) throws -> [Record])?
         /// Fetch and send on the engine's own threads; when false, only `fetchOnce()` and `sendOnce()` do,
@@ -183,14 +192,14 @@ struct FetchCursor: Sendable {
 /// What the fetch loop keeps between batches: the token not yet saved, and the cached subscriptions.
 struct FetchState: Sendable {
     var unsaved: ChangeToken?
-    /// When the oldest delivery that `unsaved` covers was made.
-    var unsavedSince: Date?
+    /// When `unsaved` is to be saved: the soonest that any delivery it covers asked for.
+    var unsavedDue: Date?
     var subscriptions: [Subscription] = []
     var subscriptionsLoaded: Date?
 
     /// Seconds from `now` until `unsaved` is due to be saved, 0 when it is due; `nil` when nothing waits.
-    func tokenSaveDue(_ now: Date, delay: Double) -> Double? {
-        guard unsaved != nil, let since = unsavedSince else { return nil }
-        return max(0, delay - now.timeIntervalSince(since))
+    func tokenSaveDue(_ now: Date) -> Double? {
+        guard unsaved != nil, let due = unsavedDue else { return nil }
+        return max(0, due.timeIntervalSince(now))
     }
 }

@@ -291,13 +291,83 @@ import Testing
         #expect(engine.savedToken() == (try writer.publicDatabase.currentChangeToken()), "a stop saves the position at once")
     }
 
-    @Test func aSubscriptionAnotherTerminalOfTheUserSavedIsUsedOnceTheCacheIsRefreshed() throws {
-        let dir = try TemporaryDirectory()
+    /// A started engine for "reader" in `dir` that reads its subscriptions again after 0.3 s.
+    private func startedReader(in dir: TemporaryDirectory, _ configure: (inout SyncEngine.Configuration) -> Void = { _ in }) throws -> SyncEngine {
         var configuration = SyncEngine.Configuration.testing()
         configuration.subscriptionRefresh = 0.3
+        configure(&configuration)
         let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
         try engine.fetchOnce()
         engine.start()
+        return engine
+    }
+
+    /// Saves a record of `type` named `name` through `writer` and waits until the engine delivers it.
+    private func saveAndAwait(_ type: String, _ name: String, by writer: Container, seenBy collector: inout EventCollector) throws {
+        try writer.publicDatabase.save(Record(recordType: type, recordID: RecordID(recordName: name)))
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains(name) })
+    }
+
+    @Test func aBatchOfEphemeralChangesAloneWaitsLongerToBeSavedAndAnythingElseSavesItOnTime() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = SyncEngine.Configuration.testing()
+        configuration.tokenSaveDelay = 0.3
+        configuration.ephemeralTokenSaveDelay = 60
+        configuration.ephemeralRecordTypes = ["Heartbeat"]
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
+        try engine.fetchOnce()
+        let start = engine.savedToken()
+        engine.start()
+        let writer = try dir.container(user: "writer")
+        var collector = EventCollector(engine: engine)
+        func save(_ type: String, _ name: String) throws { try saveAndAwait(type, name, by: writer, seenBy: &collector) }
+
+        try save("Heartbeat", "beat-1")
+        usleep(1_500_000)
+        #expect(engine.savedToken() == start, "a batch of heartbeats alone does not save its position within tokenSaveDelay")
+
+        try save("Note", "note")
+        let afterNote = try writer.publicDatabase.currentChangeToken()
+        let saved = Date()
+        while engine.savedToken() != afterNote, Date().timeIntervalSince(saved) < 15 { usleep(50_000) }
+        #expect(engine.savedToken() == afterNote, "a batch with anything else saves the position, heartbeats' included, on time")
+
+        try save("Heartbeat", "beat-2")
+        engine.stop()
+        #expect(engine.savedToken() == (try writer.publicDatabase.currentChangeToken()), "a stop saves a heartbeat's position too")
+    }
+
+    @Test func anEphemeralChangeMeetsTheSubscriptionsAsLastReadAndTheNextOtherChangeReadsThemAgain() throws {
+        let dir = try TemporaryDirectory()
+        let engine = try startedReader(in: dir) { $0.ephemeralRecordTypes = ["Heartbeat"] }
+        defer { engine.stop() }
+        let writer = try dir.container(user: "writer")
+        var collector = EventCollector(engine: engine)
+        func save(_ type: String, _ name: String) throws { try saveAndAwait(type, name, by: writer, seenBy: &collector) }
+        func notified(_ events: [SyncEvent]) -> [String] {
+            events.compactMap { event -> String? in
+                if case .notification(let n) = event { return n.recordID.recordName }
+                return nil
+            }
+        }
+        try save("Heartbeat", "beat-before")  // reads the (empty) subscriptions once and keeps them
+
+        let otherTerminal = try dir.container(user: "reader")
+        for type in ["Heartbeat", "Note"] {
+            try otherTerminal.publicDatabase.save(Subscription(
+                subscriptionID: "any-\(type)", recordType: type, predicate: .all, options: [.firesOnRecordCreation]))
+        }
+        usleep(600_000)
+        try save("Heartbeat", "beat-after")
+        try save("Note", "note-after")
+        _ = collector.collect(timeout: 5) { notified($0).contains("note-after") }
+        #expect(notified(collector.received) == ["note-after"],
+                "a heartbeat alone does not read the subscriptions again; the next note does")
+    }
+
+    @Test func aSubscriptionAnotherTerminalOfTheUserSavedIsUsedOnceTheCacheIsRefreshed() throws {
+        let dir = try TemporaryDirectory()
+        let engine = try startedReader(in: dir)
         defer { engine.stop() }
         let writer = try dir.container(user: "writer")
         var collector = EventCollector(engine: engine)

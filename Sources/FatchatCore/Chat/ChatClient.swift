@@ -49,6 +49,9 @@ public final class ChatClient: Sendable {
         Self.prepareIndexesSoon(container.publicDatabase)
         var configuration = configuration
         configuration.alertStrings = ChatNotification.alertStrings
+        // Heartbeats and typing notices come every minute and every few seconds: a round of them
+        // neither saves the position nor reads the subscriptions again.
+        configuration.ephemeralRecordTypes.formUnion([Presence.recordType, TypingNotice.recordType])
         if configuration.refetch == nil {
             configuration.refetch = { database in
                 try database.records(matching: Query(recordType: ChatSchema.channelType), resultsLimit: 1000).records
