@@ -247,6 +247,28 @@ extension ModifyTests {
         #expect(try batch("whole").allSatisfy { (try? container.publicDatabase.record(for: $0.recordID)) == nil })
     }
 
+    /// A record checked on its own leaves its verdict for the next process, unless it is checked without keeping it.
+    @Test func aVerdictCheckedWithoutKeepingItIsNotLeftForTheNextProcess() throws {
+        let dir = try TemporaryDirectory()
+        let records = ["kept", "passing"].map { name in
+            var record = Record(recordType: "Note", recordID: RecordID(recordName: name))
+            record["text"] = .string(name)
+            return record
+        }
+        let first = try dir.container()
+        _ = try first.publicDatabase.modifyRecords(saving: records, deleting: [])
+        let saved = try records.map { try first.publicDatabase.record(for: $0.recordID) }
+        let firstKeys = try #require(first.accountKeys)
+        #expect(firstKeys.check(saved[0]) == .verified)
+        #expect(firstKeys.check(saved[1], keep: false) == .verified)
+        firstKeys.keepVerdicts()
+
+        let nextKeys = try #require(try dir.container().accountKeys)
+        let before = nextKeys.signaturesVerified
+        #expect(nextKeys.check(saved) == [.verified, .verified])
+        #expect(nextKeys.signaturesVerified - before == 1, "only the record checked without keeping is verified again")
+    }
+
     /// A page is prepared and checked on several threads; each verdict must land on its own line, in order.
     @Test func eachLineOfAPageGetsItsOwnVerdictInPlace() throws {
         let dir = try TemporaryDirectory()

@@ -54,7 +54,10 @@ extension ChatClient {
 
     /// Whether the record's creator signed it as it is: a row someone wrote into the
     /// file in another's name does not make them look present or typing.
+    ///
+    /// The verdict is not kept on disk: a heartbeat or a typing notice is checked once, as it arrives
+    /// or as `/who` reads it, and the next one replaces it.
     private func vouches(for record: Record) -> Bool {
-        container.accountKeys?.check(record).isVerified ?? false
+        container.accountKeys?.check(record, keep: false).isVerified ?? false
     }
 }

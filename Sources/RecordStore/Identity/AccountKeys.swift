@@ -108,9 +108,13 @@ public final class AccountKeys: Sendable {
     /// A record fetched with some keys only cannot be checked and reads as unsigned.
     /// What was checked is remembered by a digest of the exact bytes signed, the signature and the key, so
     /// paging back over the same messages costs an encoding and a hash, not another signature check.
-    public func check(_ record: Record) -> SignatureCheck {
+    ///
+    /// `keep`: false for a record that is news only while it is new (a presence heartbeat, a typing
+    /// notice). Its verdict is held in memory but not written for later processes, which would look it
+    /// up only in a page of records, where such a record never comes.
+    public func check(_ record: Record, keep: Bool = true) -> SignatureCheck {
         // One record is most often one that just arrived, which no earlier process can have checked.
-        check([record], lookingUp: false).first ?? .unsigned
+        check([record], lookingUp: false, keep: keep).first ?? .unsigned
     }
 
     /// `check` of each record, in order. A signature checked before, by this process or (through the
@@ -122,7 +126,8 @@ public final class AccountKeys: Sendable {
     }
 
     /// `lookingUp`: asks the `VerdictStore` for the verdicts not held in memory, and writes the new ones at once.
-    private func check(_ records: [Record], lookingUp: Bool) -> [SignatureCheck] {
+    /// `keep`: whether the new verdicts are written to it at all.
+    private func check(_ records: [Record], lookingUp: Bool, keep: Bool = true) -> [SignatureCheck] {
         var outcomes: [SignatureCheck] = []
         var prepared: [(index: Int, signature: Unchecked)] = []
         for (index, record) in records.enumerated() {
@@ -147,7 +152,7 @@ public final class AccountKeys: Sendable {
         for (item, outcome) in zip(unchecked, OnAllCores.map(unchecked) { [self] in verify($0.signature) }) {
             outcomes[item.index] = outcome
         }
-        verdicts.remember(unchecked.map { ($0.signature.digest, outcomes[$0.index]) }, soon: lookingUp)
+        if keep { verdicts.remember(unchecked.map { ($0.signature.digest, outcomes[$0.index]) }, soon: lookingUp) }
         return outcomes
     }
 
