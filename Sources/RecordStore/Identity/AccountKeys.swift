@@ -10,8 +10,12 @@ import Synchronization
 /// remembered is reported once, as ssh reports a changed host key, and then
 /// remembered in its place.
 public final class AccountKeys: Sendable {
-    /// How long a key read from the container is used before it is read again.
+    /// How long a key read from the container is used before it is looked at again.
     static let freshness: TimeInterval = 5
+    /// How long a key is used while a look (`KeyDirectory.stamp(of:)`) shows its file unchanged, before
+    /// it is read again all the same: a filesystem whose times are coarse could show a rewritten file
+    /// as unchanged.
+    static let trustInStamps: TimeInterval = 300
     static let knownKeysName = "known_keys"
 
     let directory: KeyDirectory
@@ -31,7 +35,8 @@ public final class AccountKeys: Sendable {
     }
 
     private struct State {
-        var cache: [String: (key: PublicIdentity?, read: Date)] = [:]
+        /// Each key as read, when it was read and last looked at, and its file's stamp then.
+        var cache: [String: (key: PublicIdentity?, read: Date, looked: Date, stamp: KeyStamp?)] = [:]
         var known: [String: String]?
         /// Verdicts by `VerdictStore.digest`, the same key the store on disk uses.
         var checked: [Data: SignatureCheck] = [:]
@@ -66,17 +71,28 @@ public final class AccountKeys: Sendable {
     }
 
     /// The key `account` has published, or nil; a key that changed since it was last seen is reported once.
+    ///
+    /// A key is looked at again after 5 s: read again if its file changed, else kept, for at most
+    /// `trustInStamps`. A look is one `lstat`; a read opens three folders and files (a heartbeat a
+    /// minute from each of a hundred people would otherwise read a hundred key files a minute).
     public func key(of account: String) -> PublicIdentity? {
         let now = Date()
-        if let cached = state.withLock({ $0.cache[account] }), now.timeIntervalSince(cached.read) < Self.freshness {
-            return cached.key
+        if let cached = state.withLock({ $0.cache[account] }) {
+            if now.timeIntervalSince(cached.looked) < Self.freshness { return cached.key }
+            if now.timeIntervalSince(cached.read) < Self.trustInStamps, let stamp = cached.stamp, directory.stamp(of: account) == stamp {
+                state.withLock { $0.cache[account]?.looked = now }
+                return cached.key
+            }
         }
-        let key = account == own.publicIdentity.account ? own.publicIdentity : directory.key(of: account)
+        let isOwn = account == own.publicIdentity.account
+        // Taken before the read: a file changed in between shows a new stamp at the next look.
+        let stamp = isOwn ? nil : directory.stamp(of: account)
+        let key = isOwn ? own.publicIdentity : directory.key(of: account)
         var warning: String?
         state.withLock { state in
             // Creators come from the file: a member could name thousands, so the cache has a bound.
             if state.cache.count > 10_000 { state.cache = [:] }
-            state.cache[account] = (key, now)
+            state.cache[account] = (key, now, now, key == nil ? nil : stamp)
             guard let key else { return }
             if state.known == nil { state.known = loadKnown() }
             let seen = state.known?[account]

@@ -27,6 +27,8 @@ final class KeyDirectory: Sendable {
     private let checksOwners = Atomic<Bool>(true)
     /// The public database, which keeps the keys itself on a database server.
     private let storage: (any RecordStorage)?
+    /// How many key files or rows `key(of:)` has read, for tests.
+    private let reads = Atomic<Int>(0)
     /// This account's key while the server could not take it yet, and when to try again.
     private let unpublished = Mutex<(identity: PublicIdentity, retry: Date)?>(nil)
 
@@ -120,12 +122,37 @@ final class KeyDirectory: Sendable {
         return try IdentityKeys.readAll(fd, limit: PublicIdentity.maximumSize)
     }
 
+    /// How many key files or rows `key(of:)` has read so far.
+    var keyReads: Int { reads.load(ordering: .relaxed) }
+
+    /// What `lstat` shows of the file that holds `account`'s key (and, on the `log` engine, of its
+    /// folder): the same stamp again means the same file, unchanged since. `nil` on a database server,
+    /// for a name not of the account shape, or for a file that is not there.
+    ///
+    /// Nothing is opened: the stamp only tells a caller whether to read the key again.
+    func stamp(of account: String) -> KeyStamp? {
+        guard engine != .postgresql, LogDirectory.uid(inAccount: account) != nil else { return nil }
+        let paths = engine == .sqlite
+            ? ["\(container.path)/\(Self.name)/\(account)\(Self.suffix)"]
+            : ["\(container.path)/\(LogDirectory.name)/\(account)", "\(container.path)/\(LogDirectory.name)/\(account)/\(Self.logFileName)"]
+        var stamp = KeyStamp()
+        for path in paths {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            stamp.parts.append([UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_uid), UInt64(bitPattern: Int64(info.st_size)),
+                                UInt64(bitPattern: Int64(info.st_mtim.tv_sec)), UInt64(info.st_mtim.tv_nsec),
+                                UInt64(bitPattern: Int64(info.st_ctim.tv_sec)), UInt64(info.st_ctim.tv_nsec)])
+        }
+        return stamp
+    }
+
     /// The key `account` published, or nil when there is none that can be believed.
     ///
     /// `account` comes from a record's creator, so it is someone's input: only the
     /// `_<uid>_<name>` shape is used, and never as more than one path component.
     func key(of account: String) -> PublicIdentity? {
         guard let uid = LogDirectory.uid(inAccount: account) else { return nil }
+        reads.add(1, ordering: .relaxed)
         do {
             let handle = try DirectoryHandle(path: container.path, followingLink: true, naming: naming)
             let folder: DirectoryHandle
@@ -179,4 +206,9 @@ final class KeyDirectory: Sendable {
             return name == userName || name == "_\(uid)_\(userName)"
         }.sorted()
     }
+}
+
+/// A key file's device, inode, owner, size and times, as `KeyDirectory.stamp(of:)` read them.
+struct KeyStamp: Equatable, Sendable {
+    var parts: [[UInt64]] = []
 }
