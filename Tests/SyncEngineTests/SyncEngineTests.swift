@@ -291,7 +291,8 @@ import Testing
         #expect(engine.savedToken() == (try writer.publicDatabase.currentChangeToken()), "a stop saves the position at once")
     }
 
-    /// A started engine for "reader" in `dir` that reads its subscriptions again after 0.3 s.
+    /// A started engine for "reader" in `dir` that has taken and saved its starting position, and reads
+    /// its subscriptions again after 0.3 s.
     private func startedReader(in dir: TemporaryDirectory, _ configure: (inout SyncEngine.Configuration) -> Void = { _ in }) throws -> SyncEngine {
         var configuration = SyncEngine.Configuration.testing()
         configuration.subscriptionRefresh = 0.3
@@ -310,14 +311,12 @@ import Testing
 
     @Test func aBatchOfEphemeralChangesAloneWaitsLongerToBeSavedAndAnythingElseSavesItOnTime() throws {
         let dir = try TemporaryDirectory()
-        var configuration = SyncEngine.Configuration.testing()
-        configuration.tokenSaveDelay = 0.3
-        configuration.ephemeralTokenSaveDelay = 60
-        configuration.ephemeralRecordTypes = ["Heartbeat"]
-        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: configuration)
-        try engine.fetchOnce()
+        let engine = try startedReader(in: dir) { configuration in
+            configuration.tokenSaveDelay = 0.3
+            configuration.ephemeralTokenSaveDelay = 60
+            configuration.ephemeralRecordTypes = ["Heartbeat"]
+        }
         let start = engine.savedToken()
-        engine.start()
         let writer = try dir.container(user: "writer")
         var collector = EventCollector(engine: engine)
         func save(_ type: String, _ name: String) throws { try saveAndAwait(type, name, by: writer, seenBy: &collector) }

@@ -77,16 +77,15 @@ public final class AccountKeys: Sendable {
     /// minute from each of a hundred people would otherwise read a hundred key files a minute).
     public func key(of account: String) -> PublicIdentity? {
         let now = Date()
-        if let cached = state.withLock({ $0.cache[account] }) {
-            if now.timeIntervalSince(cached.looked) < Self.freshness { return cached.key }
-            if now.timeIntervalSince(cached.read) < Self.trustInStamps, let stamp = cached.stamp, directory.stamp(of: account) == stamp {
-                state.withLock { $0.cache[account]?.looked = now }
-                return cached.key
-            }
-        }
         let isOwn = account == own.publicIdentity.account
-        // Taken before the read: a file changed in between shows a new stamp at the next look.
+        let cached = state.withLock { $0.cache[account] }
+        if let cached, now.timeIntervalSince(cached.looked) < Self.freshness { return cached.key }
+        // Taken before any read: a file changed after it shows a new stamp at the next look.
         let stamp = isOwn ? nil : directory.stamp(of: account)
+        if let cached, now.timeIntervalSince(cached.read) < Self.trustInStamps, let stamp, cached.stamp == stamp {
+            state.withLock { $0.cache[account]?.looked = now }
+            return cached.key
+        }
         let key = isOwn ? own.publicIdentity : directory.key(of: account)
         var warning: String?
         state.withLock { state in

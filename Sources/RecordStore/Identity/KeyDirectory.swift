@@ -135,15 +135,13 @@ final class KeyDirectory: Sendable {
         let paths = engine == .sqlite
             ? ["\(container.path)/\(Self.name)/\(account)\(Self.suffix)"]
             : ["\(container.path)/\(LogDirectory.name)/\(account)", "\(container.path)/\(LogDirectory.name)/\(account)/\(Self.logFileName)"]
-        var stamp = KeyStamp()
+        var looks: [KeyStamp.Look] = []
         for path in paths {
             var info = stat()
             guard lstat(path, &info) == 0 else { return nil }
-            stamp.parts.append([UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_uid), UInt64(bitPattern: Int64(info.st_size)),
-                                UInt64(bitPattern: Int64(info.st_mtim.tv_sec)), UInt64(info.st_mtim.tv_nsec),
-                                UInt64(bitPattern: Int64(info.st_ctim.tv_sec)), UInt64(info.st_ctim.tv_nsec)])
+            looks.append(KeyStamp.Look(file: FileStamp(info), changed: info.st_ctim.tv_sec, changedNanoseconds: info.st_ctim.tv_nsec))
         }
-        return stamp
+        return KeyStamp(looks: looks)
     }
 
     /// The key `account` published, or nil when there is none that can be believed.
@@ -208,7 +206,14 @@ final class KeyDirectory: Sendable {
     }
 }
 
-/// A key file's device, inode, owner, size and times, as `KeyDirectory.stamp(of:)` read them.
+/// What `KeyDirectory.stamp(of:)` saw of a key's file (and folder): each one's `FileStamp`, and its
+/// change time, which also moves when an owner rewrites the file and sets its modification time back,
+/// or when it is given to another owner.
 struct KeyStamp: Equatable, Sendable {
-    var parts: [[UInt64]] = []
+    struct Look: Equatable, Sendable {
+        var file: FileStamp
+        var changed: Int
+        var changedNanoseconds: Int
+    }
+    var looks: [Look]
 }
