@@ -144,6 +144,78 @@ struct PresenceTests {
         try await waitFor("the last heartbeat") { seen.contains { abs($0.seen.timeIntervalSince(last)) < 0.01 && $0.state == .away } }
     }
 
+    /// Heartbeats after the first are vouched for by their hash chain: no signature is checked until the
+    /// state changes, and the time vouched for moves on with them.
+    @Test func aHeartbeatIsVouchedForByItsChainWithoutASignatureCheck() throws {
+        let sandbox = try ChatSandbox()
+        let ada = try sandbox.client("ada", handle: "ada")
+        defer { ada.stop() }
+        let keys = try #require(ada.container.accountKeys)
+        let now = Date()
+        func publishAndRead(_ state: PresenceState, reason: String = "", at time: Date) throws -> (Presence?, checked: Int) {
+            ada.publishPresence(state, reason: reason, at: time)
+            try #require(ada.flushEphemeral(timeout: 10))
+            let before = keys.signaturesVerified
+            let found = try ada.presence(of: [ada.user])[ada.user]
+            return (found, keys.signaturesVerified - before)
+        }
+        let first = try publishAndRead(.online, at: now)
+        #expect(first.0?.state == .online && first.checked == 1, "the new chain's statement is checked once: \(first)")
+        for minute in 1...3 {
+            let beat = try publishAndRead(.online, at: now + Double(minute) * 60)
+            #expect(beat.checked == 0, "heartbeat \(minute) checked \(beat.checked) signatures")
+            let seen = try #require(beat.0?.seen)
+            #expect(abs(seen.timeIntervalSince(now + Double(minute) * 60)) < 0.01, "heartbeat \(minute) vouched for \(seen)")
+        }
+        let dayLater = try publishAndRead(.online, at: now + 86_400 + 60)
+        #expect(dayLater.0?.state == .online && dayLater.checked == 1, "a chain runs out after a day, and a new one is signed: \(dayLater)")
+        let away = try publishAndRead(.away, reason: "lunch", at: now + 86_400 + 200)
+        #expect(away.0?.state == .away && away.0?.reason == "lunch" && away.checked == 1, "a change of state is a new chain, signed: \(away)")
+    }
+
+    /// Rows written into the shared file from a heartbeat someone else wrote: none makes its owner
+    /// look present later, or in another state, and none spoils the chain for the owner's next heartbeat.
+    @Test func aForgedHeartbeatVouchesForNothingLaterThanItsOwnerWrote() throws {
+        let sandbox = try ChatSandbox()
+        let ada = try sandbox.client("ada", handle: "ada")
+        defer { ada.stop() }
+        let now = Date()
+        let id = Presence.recordID(for: ada.userRecordID)
+        func published(_ state: PresenceState, at time: Date) throws -> Record {
+            ada.publishPresence(state, at: time)
+            try #require(ada.flushEphemeral(timeout: 10))
+            return try ada.container.publicDatabase.record(for: id)
+        }
+        let opening = try published(.online, at: now)
+        #expect(ada.presence(from: opening)?.state == .online)
+        let beat = try published(.online, at: now + 60)
+        #expect(ada.presence(from: beat)?.seen.timeIntervalSince(now + 60) ?? 1 < 0.01)
+
+        var later = beat
+        later["seen"] = .date(now + 3_600)
+        let vouched = try #require(ada.presence(from: later), "the proof still holds for the time it was given")
+        #expect(abs(vouched.seen.timeIntervalSince(now + 60)) < 0.01, "a later `seen` beside an old link is not believed: \(vouched.seen)")
+
+        var stepped = beat
+        stepped["chainStep"] = .int64((beat["chainStep"]?.int64Value ?? 0) + 30)
+        stepped["seen"] = .date(now + 360)
+        #expect(ada.presence(from: stepped) == nil, "a later step with a link given out before")
+
+        var elsewhere = beat
+        elsewhere["state"] = .string("away")
+        #expect(ada.presence(from: elsewhere) == nil, "another state under the chain's signed statement")
+
+        #expect(ada.presence(from: opening) == nil, "a heartbeat older than one accepted, written back")
+
+        var bare = beat
+        for field in ["chainSignature", "chainTip", "chainSince", "chainStep", "chainLink"] { bare[field] = nil }
+        bare["seen"] = .date(now + 3_600)
+        #expect(ada.presence(from: bare) == nil, "without its proof the record's own signature no longer matches")
+
+        let next = try published(.online, at: now + 120)
+        #expect(ada.presence(from: next)?.seen.timeIntervalSince(now + 120) ?? 1 < 0.01, "the owner's next heartbeat is still vouched for")
+    }
+
     @Test func aRecordNamedForAnotherAccountIsNotTheirPresence() {
         var record = Record(recordType: "Presence", recordID: RecordID(recordName: "presence._1002_bob"),
                             fields: ["state": .string("online"), "seen": .date(start)], changeTag: nil)

@@ -12,7 +12,12 @@ extension ChatClient {
             defer { last = (state, reason) }
             return last?.state == state && last?.reason == reason
         }
-        ephemeral.submit(presence.record(for: userRecordID), quietly: heartbeat)
+        var record = presence.record(for: userRecordID)
+        if let keys = container.accountKeys {
+            // Without a proof, readers check the record's own signature instead.
+            try? presenceChain.withLock { try $0.prove(&record, at: now, creator: userRecordID.recordName, keys: keys) }
+        }
+        ephemeral.submit(record, quietly: heartbeat)
     }
 
     /// Says that I am typing in `channel`, soon and off the caller's thread; never a message.
@@ -40,9 +45,15 @@ extension ChatClient {
         return found
     }
 
-    /// A presence read from a record, only if its creator's key vouches for it.
+    /// A presence read from a record, only if its creator's key vouches for it: through the record's
+    /// hash-chain proof (`PresenceProof`), which costs a few hashes for a heartbeat, or, for a record
+    /// written without one, through the record's own signature.
     func presence(from record: Record) -> Presence? {
-        guard let presence = Presence(record), vouches(for: record) else { return nil }
+        guard var presence = Presence(record) else { return nil }
+        guard let proof = PresenceProof(record) else { return vouches(for: record) ? presence : nil }
+        guard let keys = container.accountKeys,
+              let until = presenceChains.vouchedUntil(record, creator: presence.user.rawValue, proof: proof, keys: keys) else { return nil }
+        presence.seen = min(presence.seen, until)
         return presence
     }
 

@@ -30,6 +30,10 @@ public final class ChatClient: Sendable {
     let ephemeral: EphemeralWriter
     /// The presence this process last wrote, so that saying it again is known for a heartbeat.
     let lastPresence = Mutex<(state: PresenceState, reason: String)?>(nil)
+    /// The hash chain this client's heartbeats prove themselves with (`PresenceProof`).
+    let presenceChain = Mutex(PresenceChainWriter())
+    /// The links of others' chains this client has accepted.
+    let presenceChains = PresenceChainReader()
 
     /// Opens the chat on `container`, with an engine set up by `configuration`; `handle` overrides the saved handle for this run,
     /// and `highlights` are highlight words kept elsewhere (the configuration file's), added to the stored ones.

@@ -171,6 +171,26 @@ public final class AccountKeys: Sendable {
         return outcomes
     }
 
+    /// Signs `statement` as this account: a claim kept in a record's fields and checked apart from the
+    /// record (a hash chain's tip, `HashChain`). The signed bytes begin with a domain of their own, so a
+    /// statement's signature can never pass for a record's.
+    public func sign(statement: Data) throws -> Data {
+        try own.sign(Self.statementDomain + statement)
+    }
+
+    /// Whether `account`'s published key signed `statement` (`sign(statement:)`). The verdict is held in
+    /// memory, as a record's is, and never written for later processes.
+    public func check(statement: Data, signature: Data, by account: String) -> SignatureCheck {
+        guard signature.count == 64 else { return .badSignature }
+        guard let key = key(of: account) else { return .unknownKey }
+        let message = Self.statementDomain + statement
+        let digest = VerdictStore.digest(message: message, signature: signature, key: key.signingKey)
+        if let known = state.withLock({ $0.checked[digest] }) { return known }
+        return verify(Unchecked(message: message, signature: signature, key: key, digest: digest))
+    }
+
+    private static let statementDomain = Data("fatchat statement 1\0".utf8)
+
     private enum Prepared {
         case known(SignatureCheck)
         case unchecked(Unchecked)
