@@ -127,6 +127,7 @@ struct ClientBenchmarks {
         let present = try start(presence: true)
         let usedPresent = try Self.cpuTogether(present, seconds: presenceSeconds)
         Self.end(present)
+        let asUsers = Result { try presenceAsUsers(clients: count, seconds: presenceSeconds) }
         let floors = try (0..<count).map { _ in try Child(["idle-floor"]) }
         let floor = try Self.cpuTogether(floors, seconds: seconds)
         let floorPSS = median(floors.map { proportionalMB(pid: $0.pid) })
@@ -139,11 +140,32 @@ struct ClientBenchmarks {
                           value: usedPresent.percent, unit: "% of a core", baseline: used.percent, baselineLabel: "the same crowd without presence",
                           target: .atMost(0.5, "% of a core"), runs: 1,
                           note: "As client.crowd.idleCPU, each client also running presence as a quiet full-screen client does: online at start, a tick every 5 s, a heartbeat every \(Int(Presence.heartbeat)) s, and every other client's heartbeat received as an event; over at least one heartbeat's period. The clients are one OS user's, so their heartbeats replace one record."))
+        switch asUsers {
+        case .success(let used):
+            report.add(Figure(id: "client.crowd.idleCPU.presence.users",
+                              label: "idle CPU of \(count) idle clients with presence on, each its own OS user, together over \(Int(used.elapsed)) s",
+                              value: used.percent, unit: "% of a core", baseline: usedPresent.percent, baselineLabel: "the same crowd as one OS user",
+                              target: .atMost(0.5, "% of a core"), runs: 1,
+                              note: "As client.crowd.idleCPU.presence, but each client runs as an OS user of its own (fcbench0, fcbench1, …, made for the run and removed after it) in a fresh container their group shares: each has a key and a presence record of its own, so each client reads every other's heartbeats, as on a real shared machine."))
+        case .failure(let error):
+            report.notes.append("client.crowd.idleCPU.presence.users was not measured: \(error)")
+        }
         report.add(Figure(id: "client.crowd.pss", label: "memory per idle client, \(count) running (PSS, p50)", value: median(pss), unit: "MB",
                           baseline: floorPSS, baselineLabel: "PSS of an idle-floor process", target: .atMost(20, "MB"), distribution: Distribution(pss), runs: count,
                           note: "Proportional set size from /proc/PID/smaps_rollup: a page shared by n processes counts 1/n in each, so the \(count) clients' figures add up to what they cost the machine together. VmRSS, which counts every shared page in full in every process, p50 \(Report.format(median(rss))) MB."))
         report.add(Figure(id: "client.crowd.rss", label: "resident memory per idle client, \(count) running (VmRSS, p50)", value: median(rss), unit: "MB",
                           distribution: Distribution(rss), runs: count))
+    }
+
+    /// The crowd with presence on, each client run as an OS user of its own (`UserCrowd`).
+    private func presenceAsUsers(clients count: Int, seconds: Double) throws -> (percent: Double, elapsed: Double) {
+        if let unavailable = UserCrowd.unavailable { throw BenchError(unavailable) }
+        let crowd = try UserCrowd(count: count, in: work.appendingPathComponent("idle-crowd-users"))
+        defer { crowd.remove() }
+        let clients = try crowd.start(["--presence"])
+        defer { Self.end(clients) }
+        // Each user's first client publishes its key; the crowd is measured once that is over.
+        return try Self.cpuTogether(clients, seconds: seconds)
     }
 
     /// Waits until every child is ready and has settled, then measures their CPU together over `seconds`.

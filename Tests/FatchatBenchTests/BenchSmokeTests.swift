@@ -21,6 +21,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: work) }
         let json = work.appendingPathComponent("results.json")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let usersBefore = getpwnam("fcbench0") != nil
         let bench = try WorkerProcess("bench", executable: "fatchat-bench",
                                       ["--smoke", "--work-dir", work.path, "--json-out", json.path])
         let termination = try await bench.finish(timeout: .seconds(300))
@@ -43,6 +44,11 @@ import Testing
         }
         for id in Self.untargeted {
             #expect(byID[id] != nil, "figure \(id) is missing")
+        }
+        // As root, the crowd with presence also runs as OS users of its own, made for the run and removed after it.
+        if getuid() == 0 {
+            #expect(byID["client.crowd.idleCPU.presence.users"]?["value"] is NSNumber, "notes: \(report["notes"] ?? "none")")
+            if !usersBefore { #expect(getpwnam("fcbench0") == nil, "a user the run made is left behind") }
         }
         let machine = try #require(report["machine"] as? [String: Any])
         #expect((machine["cores"] as? NSNumber)?.intValue ?? 0 > 0)
