@@ -44,6 +44,11 @@ final class ChangeWatcher: Sendable {
     private let lastBell = Atomic<UInt64>(0)
     /// Whether the watch is narrowed to the directory's own attributes.
     private let narrowed = Atomic<Bool>(false)
+    private let unbelled = Atomic<Int>(0)
+
+    /// How many times `wait` returned for something other than a bell or `wake()`: a filesystem event,
+    /// the trust in bells lapsing, or the timeout. Each lets the caller look for commits that rang nothing.
+    var looksWithoutBell: Int { unbelled.load(ordering: .relaxed) }
 
     /// Every change in the directory.
     private static let everything = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
@@ -106,6 +111,13 @@ final class ChangeWatcher: Sendable {
     /// Called on every wake-up of every client, so a filesystem event allocates nothing: the descriptors
     /// and the buffer its events are read into live on the stack.
     func wait(timeout: Double) -> Wake {
+        let wake = waitForWake(timeout: timeout)
+        if case .filesystem = wake { unbelled.add(1, ordering: .relaxed) }
+        if case .timeout = wake { unbelled.add(1, ordering: .relaxed) }
+        return wake
+    }
+
+    private func waitForWake(timeout: Double) -> Wake {
         let end = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(timeout, 1e6)) * 1e9)
         if trustLeft() <= 0 {
             listen(narrowly: false)

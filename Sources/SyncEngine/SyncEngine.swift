@@ -162,6 +162,11 @@ public final class SyncEngine: Sendable {
 
     var isRunning: Bool { running.load(ordering: .sequentiallyConsistent) }
 
+    /// How many times the fetch loop looked for others' commits without a bell having rung (a filesystem
+    /// event, the trust in bells lapsing, or its timer): the looks that a commit ringing no bell can be
+    /// found by. For tests that tell a woken client from one that happened to look.
+    public var looksWithoutBell: Int { watcher.looksWithoutBell }
+
     // MARK: Events
 
     /// A descriptor that is readable while events are waiting; pass it to `poll()`.
