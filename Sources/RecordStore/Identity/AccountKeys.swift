@@ -97,7 +97,10 @@ public final class AccountKeys: Sendable {
             let seen = state.known?[account]
             guard seen != key.fingerprint else { return }
             state.known?[account] = key.fingerprint
-            saveKnown(state.known ?? [:])
+            // A key seen for the first time is a line added; a client's first minute among a hundred people
+            // sees a hundred, and rewriting the file for each cost more than all else it did. A changed key
+            // rewrites the file, so that it names each account once.
+            if seen == nil { appendKnown(account, key.fingerprint) } else { saveKnown(state.known ?? [:]) }
             // One's own key changes only by one's own doing (a lost identity.key): nothing to warn about.
             if let seen, account != own.publicIdentity.account {
                 warning = "The key of \(account) has changed: it was \(seen), it is now \(key.fingerprint). If they did not make a new key, someone else may be writing as them; their messages signed with the old key now show as unverified (?)."
@@ -235,6 +238,16 @@ public final class AccountKeys: Sendable {
             if parts.count == 2 { known[String(parts[0])] = String(parts[1]) }
         }
         return known
+    }
+
+    /// Adds one account's line to what was seen (0600 if new); `loadKnown` takes the last line of an account.
+    private func appendKnown(_ account: String, _ fingerprint: String) {
+        guard !account.contains(where: \.isWhitespace) else { return }
+        let fd = Foundation.open(knownKeysURL.path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let line = Data("\(account) \(fingerprint)\n".utf8)
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
     }
 
     /// Writes what was seen, 0600, through a temporary file renamed into place.
