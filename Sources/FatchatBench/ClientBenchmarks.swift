@@ -146,7 +146,7 @@ struct ClientBenchmarks {
                               label: "idle CPU of \(count) idle clients with presence on, each its own OS user, together over \(Int(used.elapsed)) s",
                               value: used.percent, unit: "% of a core", baseline: usedPresent.percent, baselineLabel: "the same crowd as one OS user",
                               target: .atMost(0.5, "% of a core"), runs: 1,
-                              note: "As client.crowd.idleCPU.presence, but each client runs as an OS user of its own (fcbench0, fcbench1, …, made for the run and removed after it) in a fresh container their group shares: each has a key and a presence record of its own, so each client reads every other's heartbeats, as on a real shared machine. Measured from 20 s after the last client was ready, once the keys are published and each client has read every other's and checked every first presence."))
+                              note: "As client.crowd.idleCPU.presence, but each client runs as an OS user of its own (fcbench0, fcbench1, …, made for the run and removed after it) in a fresh container their group shares: each has a key and a presence record of its own, so each client reads every other's heartbeats, as on a real shared machine. Measured from \(Int(Presence.heartbeat) + 10) s after the last client was ready (1 s in a smoke run), once the keys are published and each client has read every other's key and checked the signed statement of every other's heartbeat chain, which a crowd open all day does once a day."))
         case .failure(let error):
             report.notes.append("client.crowd.idleCPU.presence.users was not measured: \(error)")
         }
@@ -164,9 +164,11 @@ struct ClientBenchmarks {
         defer { crowd.remove() }
         let clients = try crowd.start(["--presence"])
         defer { Self.end(clients) }
-        // Each new user's client publishes its key, and each client reads every other's key and checks
-        // every other's first presence: the crowd is measured once that is over, as an all-day crowd runs.
-        return try Self.cpuTogether(clients, seconds: seconds, settle: min(20, max(1, seconds / 5)))
+        // Each new user's client publishes its key, and each client reads every other's key and checks the
+        // signed statement of every other's chain: at the others' starts, or, for those who started before
+        // its feed did, at their first heartbeat. A crowd open all day does that once a day; it is measured
+        // once the first round of heartbeats is over.
+        return try Self.cpuTogether(clients, seconds: seconds, settle: seconds >= Presence.heartbeat ? Presence.heartbeat + 10 : 1)
     }
 
     /// Waits until every child is ready and has settled, then measures their CPU together over `seconds`.
