@@ -149,20 +149,30 @@ struct PresenceTests {
         try await waitFor("the last heartbeat") { seen.contains { abs($0.seen.timeIntervalSince(last)) < 0.01 && $0.state == .away } }
     }
 
+    /// Writes `state` as `client`'s presence at `time`, and returns its record as stored.
+    private func published(by client: ChatClient, _ state: PresenceState = .online, reason: String = "", at time: Date) throws -> Record {
+        client.publishPresence(state, reason: reason, at: time)
+        try #require(client.flushEphemeral(timeout: 10))
+        return try client.container.publicDatabase.record(for: Presence.recordID(for: client.userRecordID))
+    }
+
+    /// What `client` reads of `record`, and how many signatures that took it to check.
+    private func read(_ record: Record, by client: ChatClient) throws -> (Presence?, checked: Int) {
+        let keys = try #require(client.container.accountKeys)
+        let before = keys.signaturesVerified
+        let found = client.presence(from: record)
+        return (found, keys.signaturesVerified - before)
+    }
+
     /// Heartbeats after the first are vouched for by their hash chain: no signature is checked until the
     /// state changes, and the time vouched for moves on with them.
     @Test func aHeartbeatIsVouchedForByItsChainWithoutASignatureCheck() throws {
         let sandbox = try ChatSandbox()
         let ada = try sandbox.client("ada", handle: "ada")
         defer { ada.stop() }
-        let keys = try #require(ada.container.accountKeys)
         let now = Date()
         func publishAndRead(_ state: PresenceState, reason: String = "", at time: Date) throws -> (Presence?, checked: Int) {
-            ada.publishPresence(state, reason: reason, at: time)
-            try #require(ada.flushEphemeral(timeout: 10))
-            let before = keys.signaturesVerified
-            let found = try ada.presence(of: [ada.user])[ada.user]
-            return (found, keys.signaturesVerified - before)
+            try read(try published(by: ada, state, reason: reason, at: time), by: ada)
         }
         let first = try publishAndRead(.online, at: now)
         #expect(first.0?.state == .online && first.checked == 1, "the new chain's statement is checked once: \(first)")
@@ -185,15 +195,9 @@ struct PresenceTests {
         let ada = try sandbox.client("ada", handle: "ada")
         defer { ada.stop() }
         let now = Date()
-        let id = Presence.recordID(for: ada.userRecordID)
-        func published(_ state: PresenceState, at time: Date) throws -> Record {
-            ada.publishPresence(state, at: time)
-            try #require(ada.flushEphemeral(timeout: 10))
-            return try ada.container.publicDatabase.record(for: id)
-        }
-        let opening = try published(.online, at: now)
+        let opening = try published(by: ada, at: now)
         #expect(ada.presence(from: opening)?.state == .online)
-        let beat = try published(.online, at: now + 60)
+        let beat = try published(by: ada, at: now + 60)
         #expect(ada.presence(from: beat)?.seen.timeIntervalSince(now + 60) ?? 1 < 0.01)
 
         var later = beat
@@ -217,8 +221,33 @@ struct PresenceTests {
         bare["seen"] = .date(now + 3_600)
         #expect(ada.presence(from: bare) == nil, "without its proof the record's own signature no longer matches")
 
-        let next = try published(.online, at: now + 120)
+        let next = try published(by: ada, at: now + 120)
         #expect(ada.presence(from: next)?.seen.timeIntervalSince(now + 120) ?? 1 < 0.01, "the owner's next heartbeat is still vouched for")
+    }
+
+    /// A heartbeat too many steps past the last link a reader accepted is checked by the record's own
+    /// signature, not by walking the chain: a made-up link far on costs one signature check.
+    @Test func aHeartbeatFarPastTheLastLinkAcceptedIsCheckedByItsSignature() throws {
+        let sandbox = try ChatSandbox()
+        let ada = try sandbox.client("ada", handle: "ada")
+        defer { ada.stop() }
+        let now = Date()
+        #expect(try read(try published(by: ada, at: now), by: ada).checked == 1)
+        let far = try published(by: ada, at: now + 1_000)
+        let walked = PresenceChainReader.longestWalk
+        #expect((far["chainStep"]?.int64Value ?? 0) > Int64(walked))
+        let farRead = try read(far, by: ada)
+        #expect(farRead.0 != nil && farRead.checked == 1, "100 steps on, the record's signature vouches: \(farRead)")
+        #expect(abs((farRead.0?.seen ?? .distantPast).timeIntervalSince(now + 1_000)) < 0.01)
+
+        var madeUp = far
+        madeUp["chainStep"] = .int64(Int64(100 + walked + 50))
+        madeUp["chainLink"] = .bytes(Data(repeating: 7, count: 32))
+        madeUp["seen"] = .date(now + 3_000)
+        let forged = try read(madeUp, by: ada)
+        #expect(forged.0 == nil && forged.checked == 1, "a made-up link far on fails the record's signature: \(forged)")
+        let next = try read(try published(by: ada, at: now + 1_060), by: ada)
+        #expect(next.0 != nil && next.checked == 0, "the owner's next heartbeat is walked to from the one accepted: \(next)")
     }
 
     @Test func aRecordNamedForAnotherAccountIsNotTheirPresence() {

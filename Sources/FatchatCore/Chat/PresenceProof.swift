@@ -104,6 +104,11 @@ final class PresenceChainReader: Sendable {
     static let chainsPerAccount = 4
     /// Accounts kept before all are forgotten and learnt again.
     static let accounts = 10_000
+    /// The most steps walked to check a link, about 10 minutes' worth. A link further on is checked by the
+    /// record's own signature, which covers its proof, instead: a row that replays someone's statement
+    /// with a made-up link a day's steps on costs one signature check, as any forged row does, and not
+    /// 8,640 hashes.
+    static let longestWalk = 64
 
     private struct Head {
         var signature: Data
@@ -115,16 +120,22 @@ final class PresenceChainReader: Sendable {
     private let heads = Mutex<[String: [Head]]>([:])
 
     /// The time `record`'s proof vouches for its creator's presence, or nil if it does not: its statement
-    /// is not signed by the creator's key, or its link does not follow the last one accepted.
+    /// is not signed by the creator's key, its link does not follow the last one accepted, or it is older
+    /// than that one.
     func vouchedUntil(_ record: Record, creator: String, proof: PresenceProof, keys: AccountKeys) -> Date? {
         let statement = PresenceProof.statement(of: record, creator: creator, since: proof.since, tip: proof.tip)
         let known = heads.withLock { $0[creator]?.first { $0.signature == proof.signature && $0.statement == statement } }
         var head: Head
-        if let known {
+        if let known, proof.step < known.step {
+            return nil
+        } else if let known, proof.step - known.step <= Self.longestWalk {
             head = known
-        } else {
+        } else if known == nil, proof.step <= Self.longestWalk {
             guard keys.check(statement: statement, signature: proof.signature, by: creator).isVerified else { return nil }
             head = Head(signature: proof.signature, statement: statement, step: 0, link: proof.tip)
+        } else {
+            guard keys.check(record, keep: false).isVerified else { return nil }
+            head = Head(signature: proof.signature, statement: statement, step: proof.step, link: proof.link)
         }
         guard proof.step == head.step ? proof.link == head.link
                 : HashChain.follows(proof.link, steps: proof.step - head.step, from: head.link) else { return nil }
