@@ -186,10 +186,10 @@ public final class AccountKeys: Sendable {
     public func check(statement: Data, signature: Data, by account: String) -> SignatureCheck {
         guard signature.count == 64 else { return .badSignature }
         guard let key = key(of: account) else { return .unknownKey }
-        let message = Self.statementDomain + statement
-        let digest = VerdictStore.digest(message: message, signature: signature, key: key.signingKey)
-        if let known = state.withLock({ $0.checked[digest] }) { return known }
-        return verify(Unchecked(message: message, signature: signature, key: key, digest: digest))
+        switch prepared(message: Self.statementDomain + statement, signature: signature, key: key) {
+        case .known(let outcome): return outcome
+        case .unchecked(let unchecked): return verify(unchecked)
+        }
     }
 
     private static let statementDomain = Data("fatchat statement 1\0".utf8)
@@ -205,6 +205,11 @@ public final class AccountKeys: Sendable {
         guard let creator = record.creatorUserRecordID?.recordName, let key = key(of: creator) else { return .known(.unknownKey) }
         guard let message = try? RecordSignature.message(type: record.recordType, id: record.recordID, creator: creator,
                                                          replacing: replacing, fields: record.fields) else { return .known(.badSignature) }
+        return prepared(message: message, signature: signature, key: key)
+    }
+
+    /// The verdict this process already had on `signature` of `message` by `key`, else what checking it takes.
+    private func prepared(message: Data, signature: Data, key: PublicIdentity) -> Prepared {
         let digest = VerdictStore.digest(message: message, signature: signature, key: key.signingKey)
         if let known = state.withLock({ $0.checked[digest] }) { return .known(known) }
         return .unchecked(Unchecked(message: message, signature: signature, key: key, digest: digest))
