@@ -112,8 +112,10 @@ final class ChangeWatcher: Sendable {
     /// and the buffer its events are read into live on the stack.
     func wait(timeout: Double) -> Wake {
         let wake = waitForWake(timeout: timeout)
-        if case .filesystem = wake { unbelled.add(1, ordering: .relaxed) }
-        if case .timeout = wake { unbelled.add(1, ordering: .relaxed) }
+        switch wake {
+        case .filesystem, .timeout: unbelled.add(1, ordering: .relaxed)
+        case .committed, .woken: break
+        }
         return wake
     }
 
