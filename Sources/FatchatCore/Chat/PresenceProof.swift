@@ -110,11 +110,27 @@ final class PresenceChainReader: Sendable {
     /// 8,640 hashes.
     static let longestWalk = 64
 
+    /// A chain accepted so far: what its signed statement says, and the last link accepted.
     private struct Head {
         var signature: Data
-        var statement: Data
+        var claim: Claim
         var step: Int
         var link: Data
+    }
+
+    /// What a chain's statement says besides its creator: kept to compare with each heartbeat's record,
+    /// field by field, which tells the same as building the statement again (its parts are each
+    /// prefixed with their length) at a fraction of the cost.
+    private struct Claim: Equatable {
+        var state: String, reason: String, handle: String
+        var since: Int64
+        var tip: Data
+
+        init(_ record: Record, proof: PresenceProof) {
+            (state, reason, handle) = (record["state"]?.stringValue ?? "", record["reason"]?.stringValue ?? "",
+                                       record["handle"]?.stringValue ?? "")
+            (since, tip) = (proof.since, proof.tip)
+        }
     }
 
     private let heads = Mutex<[String: [Head]]>([:])
@@ -123,19 +139,20 @@ final class PresenceChainReader: Sendable {
     /// is not signed by the creator's key, its link does not follow the last one accepted, or it is older
     /// than that one.
     func vouchedUntil(_ record: Record, creator: String, proof: PresenceProof, keys: AccountKeys) -> Date? {
-        let statement = PresenceProof.statement(of: record, creator: creator, since: proof.since, tip: proof.tip)
-        let known = heads.withLock { $0[creator]?.first { $0.signature == proof.signature && $0.statement == statement } }
+        let claim = Claim(record, proof: proof)
+        let known = heads.withLock { $0[creator]?.first { $0.signature == proof.signature && $0.claim == claim } }
         var head: Head
         if let known, proof.step < known.step {
             return nil
         } else if let known, proof.step - known.step <= Self.longestWalk {
             head = known
         } else if known == nil, proof.step <= Self.longestWalk {
+            let statement = PresenceProof.statement(of: record, creator: creator, since: proof.since, tip: proof.tip)
             guard keys.check(statement: statement, signature: proof.signature, by: creator).isVerified else { return nil }
-            head = Head(signature: proof.signature, statement: statement, step: 0, link: proof.tip)
+            head = Head(signature: proof.signature, claim: claim, step: 0, link: proof.tip)
         } else {
             guard keys.check(record, keep: false).isVerified else { return nil }
-            head = Head(signature: proof.signature, statement: statement, step: proof.step, link: proof.link)
+            head = Head(signature: proof.signature, claim: claim, step: proof.step, link: proof.link)
         }
         guard proof.step == head.step ? proof.link == head.link
                 : HashChain.follows(proof.link, steps: proof.step - head.step, from: head.link) else { return nil }
@@ -143,7 +160,7 @@ final class PresenceChainReader: Sendable {
         heads.withLock { heads in
             if heads.count >= Self.accounts, heads[creator] == nil { heads = [:] }
             var chains = heads[creator, default: []]
-            let same = chains.firstIndex { $0.signature == head.signature && $0.statement == head.statement }
+            let same = chains.firstIndex { $0.signature == head.signature && $0.claim == head.claim }
             // Another thread may have taken the same chain further meanwhile: the furthest link stands.
             if let same {
                 let other = chains.remove(at: same)

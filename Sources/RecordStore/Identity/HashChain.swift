@@ -24,9 +24,9 @@ public struct HashChain: Sendable {
         self.length = min(max(length, 1), Self.maximumLength)
         var link = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
         var kept: [Data] = []
-        for index in 0..<self.length {
-            if index % Self.keptEvery == 0 { kept.append(link) }
-            link = Self.hash(link)
+        for index in stride(from: 0, to: self.length, by: Self.keptEvery) {
+            kept.append(link)
+            link = Self.hash(link, times: min(Self.keptEvery, self.length - index))
         }
         self.kept = kept
         tip = link
@@ -38,21 +38,22 @@ public struct HashChain: Sendable {
         let index = length - step
         let from = index / Self.keptEvery
         guard from < kept.count else { return tip }
-        var link = kept[from]
-        for _ in 0..<(index - from * Self.keptEvery) { link = Self.hash(link) }
-        return link
+        return Self.hash(kept[from], times: index - from * Self.keptEvery)
     }
 
     /// Whether `link` is `steps` steps after `known`: hashed `steps` times, it gives `known`.
     /// Refuses more steps than the longest chain has, so a link someone else wrote costs a bounded check.
     public static func follows(_ link: Data, steps: Int, from known: Data) -> Bool {
         guard steps >= 0, steps <= maximumLength, link.count == known.count else { return false }
-        var current = link
-        for _ in 0..<steps { current = hash(current) }
-        return current == known
+        return hash(link, times: steps) == known
     }
 
-    static func hash(_ data: Data) -> Data {
-        Data(Crypto.SHA256.hash(data: data))
+    /// `data` hashed `times` times over. Each round hashes the last digest where it lies, so a walk
+    /// of a few steps, which a reader makes for every heartbeat, allocates one `Data`, not one a step.
+    static func hash(_ data: Data, times: Int) -> Data {
+        guard times > 0 else { return data }
+        var digest = Crypto.SHA256.hash(data: data)
+        for _ in 1..<times { digest = digest.withUnsafeBytes { Crypto.SHA256.hash(data: $0) } }
+        return Data(digest)
     }
 }
