@@ -67,6 +67,51 @@ import Testing
     /// A filtered parse steps over the members it leaves out without building them, on a path of its own;
     /// it must refuse exactly the texts the whole parse refuses, and keep exactly the members it would.
     @Test func aFilteredParseRefusesAndKeepsExactlyWhatTheWholeParseDoes() throws {
+        for text in try Self.awkwardTexts() {
+            let whole = try? StoredJSON.parse(text)
+            for keys in [Set<String>(), ["a", "e", "t", "v"]] {
+                let filtered = try? StoredJSON.parse(text, keeping: keys)
+                #expect((whole == nil) == (filtered == nil), "\(keys) \(text.debugDescription.prefix(200))")
+                guard let whole, let filtered else { continue }
+                var expected = whole
+                if case .object(let members) = whole { expected = .object(members.filter { keys.contains($0.key) }) }
+                #expect(String(describing: filtered) == String(describing: expected), "\(keys) \(text.debugDescription.prefix(200))")
+            }
+        }
+    }
+
+    /// A record's fields are read without building each field's object, on a path of their own: it must refuse
+    /// exactly what the whole parse refuses (or finds no object in), and find each field's parts where the
+    /// whole parse does, the last of each name.
+    @Test func fieldPartsAreWhatTheWholeParseFinds() throws {
+        let fieldTexts = [
+            #"{"a":{"v":1,"t":"i","v":2,"t":"d"},"a":{"t":"s","v":"later"}}"#,
+            #"{"a":{"\u0074":"s","\u0076":"escaped keys","other":[1,{"t":"no"}],"x":null,"e":"s"}}"#,
+            #"{"a":[{"t":"s","v":"in an array"}],"b":"plain","c":3,"d":{}}"#,
+            #"{"a":{"t":"L","e":"i","v":[1,2],"x":[null,{"k":1}]},"b":{"t":{"t":"s"},"v":{"v":1}}}"#,
+        ]
+        for text in try Self.awkwardTexts() + fieldTexts {
+            let whole = try? StoredJSON.parse(text)
+            for keys in [nil, Set<String>(), ["a", "b", "t", "v"]] {
+                let fields = try? StoredJSON.parseFields(text, keeping: keys)
+                guard case .object(let members) = whole else {
+                    #expect(fields == nil, "\(text.debugDescription.prefix(200))")
+                    continue
+                }
+                let expected = members.filter { keys?.contains($0.key) ?? true }.map { member in
+                    guard case .object = member.value else { return "\(member.key): none" }
+                    return "\(member.key): \([member.value["t"], member.value["v"], member.value["x"], member.value["e"]])"
+                }
+                let found = fields?.map { key, parts in
+                    parts.map { "\(key): \([$0.tag, $0.value, $0.extra, $0.element])" } ?? "\(key): none"
+                }
+                #expect(found == expected, "\(String(describing: keys)) \(text.debugDescription.prefix(200))")
+            }
+        }
+    }
+
+    /// The fuzz corpus of stored fields, and texts made to be awkward: damage and odd spellings in every place.
+    private static func awkwardTexts() throws -> [String] {
         let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FuzzCorpus/stored-fields")
         let found = try FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil)
@@ -86,17 +131,7 @@ import Testing
             #"{"a":1,"skip":"# + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}",
         ]
         #expect(found.count > 100, "the corpus was not found at \(corpus.path)")
-        for text in found + made {
-            let whole = try? StoredJSON.parse(text)
-            for keys in [Set<String>(), ["a", "e", "t", "v"]] {
-                let filtered = try? StoredJSON.parse(text, keeping: keys)
-                #expect((whole == nil) == (filtered == nil), "\(keys) \(text.debugDescription.prefix(200))")
-                guard let whole, let filtered else { continue }
-                var expected = whole
-                if case .object(let members) = whole { expected = .object(members.filter { keys.contains($0.key) }) }
-                #expect(String(describing: filtered) == String(describing: expected), "\(keys) \(text.debugDescription.prefix(200))")
-            }
-        }
+        return found + made
     }
 
     @Test(arguments: [

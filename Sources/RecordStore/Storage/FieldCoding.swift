@@ -172,26 +172,25 @@ enum FieldCoding {
     }
 
     private static func decode(_ json: String, zone: ZoneID, source: Source, keys: Set<String>?) throws -> [String: FieldValue] {
-        guard let parsed = try? StoredJSON.parse(json, keeping: keys), case .object(let members) = parsed else {
+        guard let stored = try? StoredJSON.parseFields(json, keeping: keys) else {
             throw StoreError(.badDatabase, "A stored record's fields are not valid JSON; the database may be damaged.")
         }
         var fields: [String: FieldValue] = [:]
-        fields.reserveCapacity(members.count)
-        for member in members {
-            let key = member.key, field = member.value
-            guard case .string(let tag) = field["t"] else {
+        fields.reserveCapacity(stored.count)
+        for (key, parts) in stored {
+            guard let parts, case .string(let tag) = parts.tag else {
                 throw StoreError(.badDatabase, "Stored field '\(key)' has no type; the database may be damaged.")
             }
             let ctx = Context(key: key, zone: zone, source: source)
             if tag == "L" {
-                let element: String = if case .string(let e) = field["e"] { e } else { "" }
-                let values: [StoredJSON] = if case .array(let v) = field["v"] { v } else { [] }
-                let extras: [StoredJSON]? = if case .array(let x) = field["x"] { x } else { nil }
+                let element: String = if case .string(let e) = parts.element { e } else { "" }
+                let values: [StoredJSON] = if case .array(let v) = parts.value { v } else { [] }
+                let extras: [StoredJSON]? = if case .array(let x) = parts.extra { x } else { nil }
                 fields[key] = .list(try values.enumerated().map { index, v in
                     try ctx.scalar(tag: element, value: v, extra: extras.flatMap { index < $0.count ? $0[index] : nil })
                 })
             } else {
-                fields[key] = try ctx.scalar(tag: tag, value: field["v"] ?? .null, extra: field["x"])
+                fields[key] = try ctx.scalar(tag: tag, value: parts.value ?? .null, extra: parts.extra)
             }
         }
         return fields

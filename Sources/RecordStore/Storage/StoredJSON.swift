@@ -40,6 +40,27 @@ enum StoredJSON {
         }
     }
 
+    /// What `FieldCoding` reads of one stored field, `{"t": tag, "v": value, "x": extra, "e": element tag}`:
+    /// the last member of each of those names. Other members are checked but not built.
+    struct FieldParts {
+        var tag: StoredJSON?, value: StoredJSON?, extra: StoredJSON?, element: StoredJSON?
+    }
+
+    /// Parses a record's stored fields, an object of field objects, as `parse(_:keeping:)` would, but without
+    /// building each field's object: a record's decoding then makes no array and no key per field. A field
+    /// whose value is not an object has nil parts. The text is refused exactly when `parse` would refuse it
+    /// or find no object in it.
+    static func parseFields(_ text: String, keeping keys: Set<String>? = nil) throws -> [(key: String, parts: FieldParts?)] {
+        var text = text
+        return try text.withUTF8 { bytes in
+            var parser = Parser(bytes: bytes)
+            let fields = try parser.fields(keeping: keys)
+            parser.skipWhitespace()
+            guard parser.index == bytes.count else { throw SyntaxError() }
+            return fields
+        }
+    }
+
     /// The last member named `key`, when this is an object.
     subscript(key: String) -> StoredJSON? {
         guard case .object(let members) = self else { return nil }
@@ -134,12 +155,62 @@ extension StoredJSON {
 
         /// An object's members under `keys` (`nil`: all); the others are stepped over.
         private mutating func object(depth: Int, keeping keys: Set<String>?) throws -> StoredJSON {
-            index += 1
             var members: [Member] = []
+            try forEachMember(depth: depth) { parser, key in
+                if keys?.contains(key) ?? true {
+                    members.append(Member(key: key, value: try parser.value(depth: depth + 1)))
+                } else {
+                    try parser.skip(depth: depth + 1)
+                }
+            }
+            return .object(members)
+        }
+
+        /// The fields of a record's stored text (see `parseFields`): those under `keys` (`nil`: all).
+        mutating func fields(keeping keys: Set<String>?) throws -> [(key: String, parts: FieldParts?)] {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { throw SyntaxError() }
+            var fields: [(key: String, parts: FieldParts?)] = []
+            try forEachMember(depth: 0) { parser, key in
+                if keys?.contains(key) ?? true {
+                    fields.append((key, try parser.fieldParts(depth: 1)))
+                } else {
+                    try parser.skip(depth: 1)
+                }
+            }
+            return fields
+        }
+
+        /// One field's object, read into its parts; nil, with the value stepped over, when it is no object.
+        private mutating func fieldParts(depth: Int) throws -> FieldParts? {
+            guard depth < Self.maximumDepth else { throw SyntaxError() }
+            skipWhitespace()
+            guard index < bytes.count else { throw SyntaxError() }
+            guard bytes[index] == UInt8(ascii: "{") else {
+                try skip(depth: depth)
+                return nil
+            }
+            var parts = FieldParts()
+            try forEachMember(depth: depth) { parser, key in
+                switch key {
+                case "t": parts.tag = try parser.value(depth: depth + 1)
+                case "v": parts.value = try parser.value(depth: depth + 1)
+                case "x": parts.extra = try parser.value(depth: depth + 1)
+                case "e": parts.element = try parser.value(depth: depth + 1)
+                default: try parser.skip(depth: depth + 1)
+                }
+            }
+            return parts
+        }
+
+        /// Reads the object whose opening brace is at `index`, handing each member's key to `member`,
+        /// which must read or step over the value that follows it.
+        private mutating func forEachMember(depth: Int, _ member: (inout Parser, String) throws -> Void) throws {
+            index += 1
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                return
             }
             while true {
                 skipWhitespace()
@@ -147,16 +218,12 @@ extension StoredJSON {
                 let key = try string()
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"))
-                if keys?.contains(key) ?? true {
-                    members.append(Member(key: key, value: try value(depth: depth + 1)))
-                } else {
-                    try skip(depth: depth + 1)
-                }
+                try member(&self, key)
                 skipWhitespace()
                 guard index < bytes.count else { throw SyntaxError() }
                 let next = bytes[index]
                 index += 1
-                if next == UInt8(ascii: "}") { return .object(members) }
+                if next == UInt8(ascii: "}") { return }
                 guard next == UInt8(ascii: ",") else { throw SyntaxError() }
             }
         }
