@@ -1,5 +1,6 @@
 import Foundation
 import ProcessTestKit
+import Synchronization
 import Testing
 @testable import RecordStore
 
@@ -307,6 +308,43 @@ struct PostgresEngineTests {
         let descriptor = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.path(name).appendingPathComponent("container.json"))) as? [String: Any]
         let database = try PostgresEndpoint(url: try #require(descriptor?["postgresURL"] as? String)).database
         return { sql in try PostgresCluster.shared().psql(sql, database: database) }
+    }
+
+    @Test("A quiet commit notifies no listener; the next ordinary one does, and the feed holds both; a schema-4 database learns this when its administrator opens it",
+          arguments: [5, 4])
+    func aQuietCommitNotifiesNoListener(schema: Int) throws {
+        let dir = try TemporaryDirectory()
+        var db = try dir.container(engine: .postgresql).publicDatabase
+        if schema == 4 {
+            // Schema 4's trigger notified every commit.
+            let server = try serverOf(dir)
+            try server("""
+                CREATE OR REPLACE FUNCTION fatchat.notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM pg_notify('\(PostgresSchema.channel)', (SELECT max(seq) FROM inserted)::text); RETURN NULL; END $$
+                """)
+            try server("UPDATE fatchat.meta SET value = '4' WHERE key = 'schema'")
+            db = try dir.container(engine: .postgresql).publicDatabase
+            #expect(try server("SELECT value FROM fatchat.meta WHERE key = 'schema'") == String(PostgresSchema.version))
+        }
+        let signal = try db.makeChangeSignal()
+        let pushes = Mutex(0)
+        signal.onPush { pushes.withLock { $0 += 1 } }
+        #expect(try signal.hasChanged(), "the first question is always answered yes")
+        let heartbeat = Record(recordType: "Presence", recordID: RecordID(recordName: "presence.quiet"))
+        // A new record alone is saved on a guess, in one statement; and a save that replaces one looks up first.
+        try QuietCommits.quietly { _ = try db.save(heartbeat) }
+        let saved = try db.record(for: heartbeat.recordID)
+        try QuietCommits.quietly { _ = try db.save(saved) }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(pushes.withLock { $0 } == 0)
+        #expect(try signal.hasChanged() == false)
+
+        _ = try db.save(Record(recordType: "Note", recordID: RecordID(recordName: "loud")))
+        let deadline = Date().addingTimeInterval(5)
+        while pushes.withLock({ $0 }) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(pushes.withLock { $0 } >= 1)
+        #expect(try signal.hasChanged())
+        #expect(try db.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["presence.quiet", "loud"])
     }
 
     @Test("A transaction that saves more records than the write buffer holds sends them as it goes, and the change log keeps their order")

@@ -19,8 +19,9 @@ import Foundation
 /// of them and the quiet commit rings nothing. A round of a hundred heartbeats
 /// within a few seconds so rings a few times, not a hundred.
 ///
-/// Only the local `sqlite` engine has bells; elsewhere a quiet commit is an
-/// ordinary one.
+/// On PostgreSQL, a quiet commit sends no NOTIFY (`PostgresSchema.notifyChange`):
+/// listeners read it at their next poll, at most `PostgresChangeSignal.pollInterval`
+/// away. On the `log` engine, and in network mode, it is an ordinary commit.
 public enum QuietCommits {
     /// How long after a bell a watcher listens for bells alone, in seconds: a commit that rings
     /// nothing meanwhile is read when this lapses.

@@ -24,14 +24,16 @@ import PostgresNIO
 ///   recomputes, so anyone may add one and nobody can plant wrong content;
 ///   it goes once no record uses it.
 /// Each insert into the change log sends `NOTIFY fatchat_changes` with the new
-/// sequence number, delivered when the transaction commits.
+/// sequence number, delivered when the transaction commits, unless the
+/// transaction is quiet (`fatchat.quiet` on: see `notifyChange`).
 enum PostgresSchema {
     /// The version `meta.schema` holds; a database with a larger one was made by a newer build.
     /// Version 2 added the functions a commit calls (`PostgresWriteSQL`) and the feed's
     /// (`PostgresAccess.feedFunction`), and made `writerOf` cheap. Version 3 added the function that
     /// saves a batch of new records on a guess, in one statement (`PostgresWriteSQL.saveGuessed`).
     /// Version 4 made that function run only what new records need, in place of `save_batch`.
-    static let version = 4
+    /// Version 5 lets a quiet commit notify no one (`notifyChange`).
+    static let version = 5
     /// The channel that carries each commit's newest sequence number.
     static let channel = "fatchat_changes"
     /// The advisory lock every writer holds until it commits, so that change sequences commit in order.
@@ -134,13 +136,7 @@ enum PostgresSchema {
              BEGIN NEW.author := current_user; RETURN NEW; END $$
              """, []),
             ("CREATE TRIGGER change_author BEFORE INSERT ON fatchat.change FOR EACH ROW EXECUTE FUNCTION fatchat.stamp_author()", []),
-            ("""
-             CREATE FUNCTION fatchat.notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
-             BEGIN
-                 PERFORM pg_notify('\(channel)', (SELECT max(seq) FROM inserted)::text);
-                 RETURN NULL;
-             END $$
-             """, []),
+            (notifyChange, []),
             ("""
              CREATE TRIGGER change_notify AFTER INSERT ON fatchat.change REFERENCING NEW TABLE AS inserted
              FOR EACH STATEMENT EXECUTE FUNCTION fatchat.notify_change()
@@ -298,11 +294,27 @@ enum PostgresSchema {
         $$
         """
 
+    /// The change log's trigger function: notifies the channel of a commit's newest sequence number,
+    /// unless the transaction set `fatchat.quiet` on (`QuietCommits`: a presence heartbeat). Listeners
+    /// then read that commit at their next fetch, within `PostgresChangeSignal.pollInterval`, instead
+    /// of each fetching it at once. Any role may make its own commits quiet; that only delays others'
+    /// reading of them, which a writer could do anyway by committing later.
+    static let notifyChange = """
+        CREATE OR REPLACE FUNCTION fatchat.notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF coalesce(current_setting('fatchat.quiet', true), '') <> 'on' THEN
+                PERFORM pg_notify('\(channel)', (SELECT max(seq) FROM inserted)::text);
+            END IF;
+            RETURN NULL;
+        END $$
+        """
+
     /// What brings a database of schema `version` up to this build's, run in one transaction by its administrator.
     static func upgrade(from version: Int) -> [(sql: String, binds: [String])] {
         var statements: [(sql: String, binds: [String])] = []
         if version < 2 { statements += ([writerOf, PostgresAccess.feedFunction] + PostgresWriteSQL.functions).map { ($0, []) } }
         if version < 4 { statements.append((PostgresWriteSQL.saveGuessed, [])) }
+        if version < 5 { statements.append((notifyChange, [])) }
         statements.append(("UPDATE fatchat.meta SET value = $1 WHERE key = 'schema'", [String(Self.version)]))
         return statements
     }

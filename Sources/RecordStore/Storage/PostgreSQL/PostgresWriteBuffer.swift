@@ -51,6 +51,8 @@ final class PostgresWriteBuffer {
     var began = false
     /// The guess the saves were made on, checked by the statement that sends them.
     var guess: Guess?
+    /// Whether the transaction already set `fatchat.quiet` (see `PostgresSchema.notifyChange`).
+    var quiet = false
 
     /// How many saves are held before they go without waiting for another statement: a migration saves
     /// every record of a container in one transaction, and one INSERT of them all would be held in memory whole.
@@ -93,9 +95,15 @@ extension PostgresAccess {
         let hangsOff = saves.contains { !$0.links.isEmpty || !$0.hashes.isEmpty } || !changes.isEmpty
         // `fatchat.save_guessed` takes the lock itself, and then checks the guess.
         let guessed = guess != nil
+        // A quiet commit says so inside its transaction, so the guessed save never goes alone.
+        let quiet = writes && QuietCommits.active
         // Alone, the guessed save is the whole transaction; a transaction that wrote nothing sends nothing.
-        let alone = closing && guessed && !prunesApart
+        let alone = closing && guessed && !prunesApart && !quiet
         if !alone, !closing || writes { sendBegin() }
+        if quiet, buffer.began, !buffer.quiet {
+            buffer.quiet = true
+            transport.executeLater("SELECT set_config('fatchat.quiet', 'on', true)")
+        }
         if buffer.lockPending, !guessed, buffer.began {
             buffer.lockPending = false
             transport.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
