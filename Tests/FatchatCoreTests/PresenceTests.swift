@@ -188,6 +188,23 @@ struct PresenceTests {
         #expect(away.0?.state == .away && away.0?.reason == "lunch" && away.checked == 1, "a change of state is a new chain, signed: \(away)")
     }
 
+    /// A heartbeat's text is matched byte for byte, as its chain's statement was signed: a row that copies
+    /// the proof with the same characters spelled another way (é decomposed) is not the signed heartbeat.
+    @Test func aHeartbeatSpelledAnotherWayIsNotTheSignedOne() throws {
+        let sandbox = try ChatSandbox()
+        let ada = try sandbox.client("ada", handle: "ada")
+        defer { ada.stop() }
+        let now = Date()
+        let opening = try published(by: ada, .away, reason: "caf\u{E9}", at: now)
+        #expect(ada.presence(from: opening)?.reason == "caf\u{E9}")
+        let beat = try published(by: ada, .away, reason: "caf\u{E9}", at: now + 60)
+        var respelled = beat
+        respelled["reason"] = .string("cafe\u{301}")
+        #expect("cafe\u{301}" == "caf\u{E9}", "Swift's == takes the two spellings for one string")
+        #expect(ada.presence(from: respelled) == nil)
+        #expect(ada.presence(from: beat)?.seen.timeIntervalSince(now + 60) ?? 1 < 0.01, "the owner's heartbeat still is")
+    }
+
     /// Rows written into the shared file from a heartbeat someone else wrote: none makes its owner
     /// look present later, or in another state, and none spoils the chain for the owner's next heartbeat.
     @Test func aForgedHeartbeatVouchesForNothingLaterThanItsOwnerWrote() throws {

@@ -190,12 +190,6 @@ struct PostgresEngineTests {
             let db = try dir.container(engine: .postgresql).publicDatabase
             return (db, try #require(try (db.storage as? LazyStorage)?.storage() as? PostgresStorage))
         }
-        func prepared(_ storage: PostgresStorage) throws -> [String] {
-            try storage.session.withLink { link in
-                try link.rows("SELECT name FROM pg_prepared_statements WHERE name ~ '^fatchat_(save|look|feed)' ORDER BY name")
-                    .map { try PostgresColumns($0).text(0, "name") }
-            }
-        }
         func message(_ name: String) -> Record {
             var message = Record(recordType: "Message", recordID: RecordID(recordName: name))
             message["channel"] = .reference(Reference(recordID: channel.recordID, action: .deleteSelf))
@@ -304,6 +298,14 @@ struct PostgresEngineTests {
     }
 
     /// Runs SQL through psql on the server database of the container in `dir`, as its administrator.
+    /// The statements of a commit and of the feed that `storage`'s connection has prepared.
+    private func prepared(_ storage: PostgresStorage) throws -> [String] {
+        try storage.session.withLink { link in
+            try link.rows("SELECT name FROM pg_prepared_statements WHERE name ~ '^fatchat_(save|look|feed)' ORDER BY name")
+                .map { try PostgresColumns($0).text(0, "name") }
+        }
+    }
+
     private func serverOf(_ dir: TemporaryDirectory, _ name: String = "container") throws -> (String) throws -> String {
         let descriptor = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.path(name).appendingPathComponent("container.json"))) as? [String: Any]
         let database = try PostgresEndpoint(url: try #require(descriptor?["postgresURL"] as? String)).database
@@ -326,13 +328,17 @@ struct PostgresEngineTests {
             db = try dir.container(engine: .postgresql).publicDatabase
             #expect(try server("SELECT value FROM fatchat.meta WHERE key = 'schema'") == String(PostgresSchema.version))
         }
+        // A first save of the type teaches the client its searchable keys, so the next new one is saved on a guess.
+        _ = try db.save(Record(recordType: "Presence", recordID: RecordID(recordName: "presence.loud")))
         let signal = try db.makeChangeSignal()
         let pushes = Mutex(0)
         signal.onPush { pushes.withLock { $0 += 1 } }
         #expect(try signal.hasChanged(), "the first question is always answered yes")
         let heartbeat = Record(recordType: "Presence", recordID: RecordID(recordName: "presence.quiet"))
-        // A new record alone is saved on a guess, in one statement; and a save that replaces one looks up first.
+        // A new record saved on a guess, and then a save that replaces it, which looks it up first.
         try QuietCommits.quietly { _ = try db.save(heartbeat) }
+        let storage = try #require(try (db.storage as? LazyStorage)?.storage() as? PostgresStorage)
+        #expect(try prepared(storage).contains("fatchat_save_guessed"), "the quiet new record went on a guess")
         let saved = try db.record(for: heartbeat.recordID)
         try QuietCommits.quietly { _ = try db.save(saved) }
         Thread.sleep(forTimeInterval: 0.5)
@@ -344,7 +350,7 @@ struct PostgresEngineTests {
         while pushes.withLock({ $0 }) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         #expect(pushes.withLock { $0 } >= 1)
         #expect(try signal.hasChanged())
-        #expect(try db.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["presence.quiet", "loud"])
+        #expect(try db.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["presence.loud", "presence.quiet", "loud"])
     }
 
     @Test("A transaction that saves more records than the write buffer holds sends them as it goes, and the change log keeps their order")

@@ -118,18 +118,25 @@ final class PresenceChainReader: Sendable {
         var link: Data
     }
 
-    /// What a chain's statement says besides its creator: kept to compare with each heartbeat's record,
-    /// field by field, which tells the same as building the statement again (its parts are each
-    /// prefixed with their length) at a fraction of the cost.
+    /// What a chain's statement says: kept to compare with each heartbeat's record, field by field, which
+    /// tells the same as building the statement again (its parts are each prefixed with their length) at a
+    /// fraction of the cost. Text is compared by its UTF-8 bytes, as the statement holds it: Swift's `==`
+    /// would take another spelling of the same characters for the signed one.
     private struct Claim: Equatable {
-        var state: String, reason: String, handle: String
+        var creator: String, state: String, reason: String, handle: String
         var since: Int64
         var tip: Data
 
-        init(_ record: Record, proof: PresenceProof) {
+        init(_ record: Record, creator: String, proof: PresenceProof) {
+            (self.creator, since, tip) = (creator, proof.since, proof.tip)
             (state, reason, handle) = (record["state"]?.stringValue ?? "", record["reason"]?.stringValue ?? "",
                                        record["handle"]?.stringValue ?? "")
-            (since, tip) = (proof.since, proof.tip)
+        }
+
+        static func == (a: Claim, b: Claim) -> Bool {
+            a.since == b.since && a.tip == b.tip && a.creator.utf8.elementsEqual(b.creator.utf8)
+                && a.state.utf8.elementsEqual(b.state.utf8) && a.reason.utf8.elementsEqual(b.reason.utf8)
+                && a.handle.utf8.elementsEqual(b.handle.utf8)
         }
     }
 
@@ -139,7 +146,7 @@ final class PresenceChainReader: Sendable {
     /// is not signed by the creator's key, its link does not follow the last one accepted, or it is older
     /// than that one.
     func vouchedUntil(_ record: Record, creator: String, proof: PresenceProof, keys: AccountKeys) -> Date? {
-        let claim = Claim(record, proof: proof)
+        let claim = Claim(record, creator: creator, proof: proof)
         let known = heads.withLock { $0[creator]?.first { $0.signature == proof.signature && $0.claim == claim } }
         var head: Head
         if let known, proof.step < known.step {

@@ -51,8 +51,6 @@ final class PostgresWriteBuffer {
     var began = false
     /// The guess the saves were made on, checked by the statement that sends them.
     var guess: Guess?
-    /// Whether the transaction already set `fatchat.quiet` (see `PostgresSchema.notifyChange`).
-    var quiet = false
 
     /// How many saves are held before they go without waiting for another statement: a migration saves
     /// every record of a container in one transaction, and one INSERT of them all would be held in memory whole.
@@ -80,7 +78,13 @@ extension PostgresAccess {
         buffer.beginPending = nil
         buffer.began = true
         transport.checkLater(transport.send(begin))
+        // Before the write lock is taken, so that saying it keeps no one else waiting.
+        if isQuiet { transport.executeLater("SELECT set_config('fatchat.quiet', 'on', true)") }
     }
+
+    /// Whether this transaction's commit is quiet (`QuietCommits`) where the database can tell its
+    /// listeners so (schema 5: `PostgresSchema.notifyChange`); on an older one it notifies as any commit does.
+    private var isQuiet: Bool { QuietCommits.active && schemaVersion >= 5 }
 
     /// Sends BEGIN and the lock, if they are still pending, and what the buffer holds, without
     /// waiting: the COMMIT, or the next statement waited for, checks it. `closing`: nothing follows,
@@ -95,15 +99,10 @@ extension PostgresAccess {
         let hangsOff = saves.contains { !$0.links.isEmpty || !$0.hashes.isEmpty } || !changes.isEmpty
         // `fatchat.save_guessed` takes the lock itself, and then checks the guess.
         let guessed = guess != nil
-        // A quiet commit says so inside its transaction, so the guessed save never goes alone.
-        let quiet = writes && QuietCommits.active
         // Alone, the guessed save is the whole transaction; a transaction that wrote nothing sends nothing.
-        let alone = closing && guessed && !prunesApart && !quiet
+        // A quiet one says so after its BEGIN, so its guessed save never goes alone.
+        let alone = closing && guessed && !prunesApart && !isQuiet
         if !alone, !closing || writes { sendBegin() }
-        if quiet, buffer.began, !buffer.quiet {
-            buffer.quiet = true
-            transport.executeLater("SELECT set_config('fatchat.quiet', 'on', true)")
-        }
         if buffer.lockPending, !guessed, buffer.began {
             buffer.lockPending = false
             transport.executeLater("SELECT pg_advisory_xact_lock($1)", PostgresSchema.writeLockBinds)
