@@ -129,6 +129,9 @@ import Testing
             String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
             #"{"a":1,"skip":"# + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}",
             #"{"a":1,"skip":"# + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}",
+            // Objects nested to the limit and past it, inside a field's value: each level is a few frames deep.
+            #"{"a":{"t":"s","v":"# + String(repeating: #"{"k":"#, count: 508) + "1" + String(repeating: "}", count: 508) + "}}",
+            #"{"a":{"t":"s","v":"# + String(repeating: #"{"k":"#, count: 600) + "1" + String(repeating: "}", count: 600) + "}}",
         ]
         #expect(found.count > 100, "the corpus was not found at \(corpus.path)")
         return found + made
