@@ -54,17 +54,44 @@ struct PresenceProof: Sendable, Equatable {
         record[Field.link] = .bytes(link)
     }
 
-    /// The bytes signed for a chain: whose presence, what it says, and the chain's start and tip, each
-    /// with its length before it.
-    static func statement(of record: Record, creator: String, since: Int64, tip: Data) -> Data {
-        var out = Data()
-        let parts = ["presence chain 1", creator, record["state"]?.stringValue ?? "", record["reason"]?.stringValue ?? "",
-                     record["handle"]?.stringValue ?? "", String(since)].map { Data($0.utf8) } + [tip]
-        for part in parts {
-            withUnsafeBytes(of: UInt32(part.count).bigEndian) { out.append(contentsOf: $0) }
-            out.append(part)
+    /// What a chain's statement says: whose presence, its state, reason and handle, and the chain's start and tip.
+    ///
+    /// A reader keeps it for each chain it accepted and compares each heartbeat's with it, which tells the
+    /// same as building the statement again, at a fraction of the cost. Text is compared by its UTF-8
+    /// bytes, as the statement holds it: Swift's `==` would take another spelling of the same characters
+    /// for the signed one.
+    struct Claim: Equatable {
+        var creator: String, state: String, reason: String, handle: String
+        var since: Int64
+        var tip: Data
+
+        init(_ record: Record, creator: String, since: Int64, tip: Data) {
+            (self.creator, self.since, self.tip) = (creator, since, tip)
+            (state, reason, handle) = (record["state"]?.stringValue ?? "", record["reason"]?.stringValue ?? "",
+                                       record["handle"]?.stringValue ?? "")
         }
-        return out
+
+        static func == (a: Claim, b: Claim) -> Bool {
+            a.since == b.since && a.tip == b.tip && a.creator.utf8.elementsEqual(b.creator.utf8)
+                && a.state.utf8.elementsEqual(b.state.utf8) && a.reason.utf8.elementsEqual(b.reason.utf8)
+                && a.handle.utf8.elementsEqual(b.handle.utf8)
+        }
+
+        /// The bytes signed: each part with its length before it, so equal claims and equal statements go together.
+        var statement: Data {
+            var out = Data()
+            let parts = ["presence chain 1", creator, state, reason, handle, String(since)].map { Data($0.utf8) } + [tip]
+            for part in parts {
+                withUnsafeBytes(of: UInt32(part.count).bigEndian) { out.append(contentsOf: $0) }
+                out.append(part)
+            }
+            return out
+        }
+    }
+
+    /// The bytes signed for a chain of `record`'s presence.
+    static func statement(of record: Record, creator: String, since: Int64, tip: Data) -> Data {
+        Claim(record, creator: creator, since: since, tip: tip).statement
     }
 }
 
@@ -113,31 +140,9 @@ final class PresenceChainReader: Sendable {
     /// A chain accepted so far: what its signed statement says, and the last link accepted.
     private struct Head {
         var signature: Data
-        var claim: Claim
+        var claim: PresenceProof.Claim
         var step: Int
         var link: Data
-    }
-
-    /// What a chain's statement says: kept to compare with each heartbeat's record, field by field, which
-    /// tells the same as building the statement again (its parts are each prefixed with their length) at a
-    /// fraction of the cost. Text is compared by its UTF-8 bytes, as the statement holds it: Swift's `==`
-    /// would take another spelling of the same characters for the signed one.
-    private struct Claim: Equatable {
-        var creator: String, state: String, reason: String, handle: String
-        var since: Int64
-        var tip: Data
-
-        init(_ record: Record, creator: String, proof: PresenceProof) {
-            (self.creator, since, tip) = (creator, proof.since, proof.tip)
-            (state, reason, handle) = (record["state"]?.stringValue ?? "", record["reason"]?.stringValue ?? "",
-                                       record["handle"]?.stringValue ?? "")
-        }
-
-        static func == (a: Claim, b: Claim) -> Bool {
-            a.since == b.since && a.tip == b.tip && a.creator.utf8.elementsEqual(b.creator.utf8)
-                && a.state.utf8.elementsEqual(b.state.utf8) && a.reason.utf8.elementsEqual(b.reason.utf8)
-                && a.handle.utf8.elementsEqual(b.handle.utf8)
-        }
     }
 
     private let heads = Mutex<[String: [Head]]>([:])
@@ -146,7 +151,7 @@ final class PresenceChainReader: Sendable {
     /// is not signed by the creator's key, its link does not follow the last one accepted, or it is older
     /// than that one.
     func vouchedUntil(_ record: Record, creator: String, proof: PresenceProof, keys: AccountKeys) -> Date? {
-        let claim = Claim(record, creator: creator, proof: proof)
+        let claim = PresenceProof.Claim(record, creator: creator, since: proof.since, tip: proof.tip)
         let known = heads.withLock { $0[creator]?.first { $0.signature == proof.signature && $0.claim == claim } }
         var head: Head
         if let known, proof.step < known.step {
@@ -154,8 +159,7 @@ final class PresenceChainReader: Sendable {
         } else if let known, proof.step - known.step <= Self.longestWalk {
             head = known
         } else if known == nil, proof.step <= Self.longestWalk {
-            let statement = PresenceProof.statement(of: record, creator: creator, since: proof.since, tip: proof.tip)
-            guard keys.check(statement: statement, signature: proof.signature, by: creator).isVerified else { return nil }
+            guard keys.check(statement: claim.statement, signature: proof.signature, by: creator).isVerified else { return nil }
             head = Head(signature: proof.signature, claim: claim, step: 0, link: proof.tip)
         } else {
             guard keys.check(record, keep: false).isVerified else { return nil }
