@@ -30,13 +30,18 @@ enum StoredJSON {
     /// a query that asked for some fields pays only for those, and the text is refused exactly when
     /// the whole of it would be.
     static func parse(_ text: String, keeping keys: Set<String>? = nil) throws -> StoredJSON {
+        try reading(text) { try $0.value(depth: 0, keeping: keys) }
+    }
+
+    /// What `read` makes of `text`, which must hold nothing after it but whitespace.
+    private static func reading<T>(_ text: String, _ read: (inout Parser) throws -> T) throws -> T {
         var text = text
         return try text.withUTF8 { bytes in
             var parser = Parser(bytes: bytes)
-            let value = try parser.value(depth: 0, keeping: keys)
+            let result = try read(&parser)
             parser.skipWhitespace()
             guard parser.index == bytes.count else { throw SyntaxError() }
-            return value
+            return result
         }
     }
 
@@ -51,14 +56,7 @@ enum StoredJSON {
     /// whose value is not an object has nil parts. The text is refused exactly when `parse` would refuse it
     /// or find no object in it.
     static func parseFields(_ text: String, keeping keys: Set<String>? = nil) throws -> [(key: String, parts: FieldParts?)] {
-        var text = text
-        return try text.withUTF8 { bytes in
-            var parser = Parser(bytes: bytes)
-            let fields = try parser.fields(keeping: keys)
-            parser.skipWhitespace()
-            guard parser.index == bytes.count else { throw SyntaxError() }
-            return fields
-        }
+        try reading(text) { try $0.fields(keeping: keys) }
     }
 
     /// The last member named `key`, when this is an object.
