@@ -5,8 +5,9 @@ import Synchronization
 ///
 /// Entries are appended with `O_APPEND` and made durable with `fdatasync`
 /// before `append` returns, so a caller that clears its outbox afterwards
-/// loses nothing. A tail that a crash left torn is cut off when the log is
-/// opened again: only this client writes the file, and readers stop there anyway.
+/// loses nothing. A tail that a crash or a failed append left torn is cut off
+/// when the log is opened again: only this client writes the file, and readers
+/// stop there anyway. An appender whose append failed is spent (see `append`).
 /// `compact` replaces the file with a smaller one (see `LogCompaction`).
 final class LogAppender: Sendable {
     /// The file's name in its directory.
@@ -21,10 +22,13 @@ final class LogAppender: Sendable {
         var fd: Int32
         var end: Int64
         var header: LogHeader
+        /// Set by a failed append: the file past `end` is no longer known.
+        var spent = false
     }
 
-    /// Opens or creates `<client>.log` in `directory`, a directory this user owns.
-    init(in directory: DirectoryHandle, client: UUID, account: String, mode: mode_t) throws {
+    /// Opens or creates `<client>.log` in `directory`, a directory this user owns. With `readsDirect`
+    /// (GlusterFS, whose mount may answer from a cache) what the file holds is read back with O_DIRECT.
+    init(in directory: DirectoryHandle, client: UUID, account: String, mode: mode_t, readsDirect: Bool = false) throws {
         name = LogDirectory.fileName(for: client)
         let fd = openat(directory.fd, name, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else {
@@ -46,12 +50,20 @@ final class LogAppender: Sendable {
                 state = Mutex(State(fd: fd, end: Int64(bytes.count), header: expected))
                 return
             }
-            guard case .success(let (found, headerSize)) = LogFileReader.header(of: fd),
+            let reading = Self.reader(of: fd, named: name, in: directory, direct: readsDirect)
+            defer { if reading.fd != fd { close(reading.fd) } }
+            guard case .success(let (found, headerSize)) = LogFileReader.header(of: reading.fd, direct: reading.direct),
                   found.client == client, found.account == account else {
                 throw StoreError(.badContainer, "\(directory.path(of: name)) is not this client's log; it was left untouched. Move it away if it is damaged.")
             }
-            let scan = LogFileReader.scan(fd, from: Int64(headerSize))
-            if scan.stop != .caughtUp {
+            let scan = LogFileReader.scan(reading.fd, from: Int64(headerSize), direct: reading.direct)
+            switch scan.stop {
+            case .caughtUp, .limit:
+                break
+            case .unreadable(let reason):
+                // Bytes that could not be read may be whole entries: nothing is cut on a guess.
+                throw StoreError(.serviceUnavailable, "Cannot read \(directory.path(of: name)) back (\(reason)); it was left as it is.")
+            case .incomplete, .bad:
                 // Only this client writes here; what follows the last whole entry is its own torn append.
                 guard ftruncate(fd, off_t(scan.end)) == 0, fdatasync(fd) == 0 else {
                     throw StoreError(.serviceUnavailable, "Cannot cut the torn end off \(directory.path(of: name)): \(DirectoryHandle.reason(errno)).")
@@ -87,6 +99,9 @@ final class LogAppender: Sendable {
     func compact(in directory: DirectoryHandle) throws -> (before: Int64, after: Int64) {
         try state.withLock { state in
             let path = directory.path(of: name)
+            guard !state.spent else {
+                throw StoreError(.serviceUnavailable, "An earlier append to \(path) failed; open it again to compact it.")
+            }
             guard case .success(let (_, headerSize)) = LogFileReader.header(of: state.fd) else {
                 throw StoreError(.serviceUnavailable, "Cannot read the header of \(path) back; it was not compacted.")
             }
@@ -120,6 +135,9 @@ final class LogAppender: Sendable {
             } catch {
                 close(fd)
                 _ = unlinkat(directory.fd, temporary, 0)
+                // A rename a network filesystem reported as failed may have happened: then this descriptor
+                // is of a file no name leads to, and whatever is appended to it is lost.
+                state.spent = true
                 throw error
             }
             // The name now holds the new file: append there from here on, whatever the directory sync says.
@@ -135,22 +153,45 @@ final class LogAppender: Sendable {
     }
 
     /// Appends the entries and waits until they are on disk; returns the offsets before and after them.
+    ///
+    /// When it throws, the file may hold none of the entries, part of one, or all of them: a network
+    /// filesystem can fail the sync of a write that reached its server, and readers may already have
+    /// taken those entries. Cutting the file back here could cut entries readers hold, or, once `end`
+    /// no longer matches the file, entries that were acknowledged; leaving a torn part would hide every
+    /// later entry from every reader. So nothing is cut here, and the appender is spent: the caller
+    /// opens the log again, which reads back what the file really holds, keeps whole entries and cuts
+    /// only what follows the last of them.
     @discardableResult
     func append(_ entries: [LogEntry]) throws -> (start: Int64, end: Int64) {
         var bytes: [UInt8] = []
         for entry in entries { try LogFormat.encode(entry, into: &bytes) }
         return try state.withLock { state in
+            guard !state.spent else {
+                throw StoreError(.serviceUnavailable, "An earlier append to the log \(name) failed; open it again to go on.")
+            }
             let start = state.end
             do {
                 try Self.write(bytes, to: state.fd, path: name)
             } catch {
-                // Leave no half entry behind for readers to stop at.
-                _ = ftruncate(state.fd, off_t(start))
+                state.spent = true
                 throw error
             }
             state.end = start + Int64(bytes.count)
             return (start, state.end)
         }
+    }
+
+    /// A descriptor to read `fd`'s file back with: with `direct`, the file opened again with O_DIRECT,
+    /// so that the server answers rather than the mount's cache; `fd` itself where that is not asked
+    /// for or cannot be had (a mount that refuses O_DIRECT, or a name that no longer holds this file).
+    private static func reader(of fd: Int32, named name: String, in directory: DirectoryHandle, direct: Bool) -> (fd: Int32, direct: Bool) {
+        guard direct, let other = try? directory.openRegularFile(name, direct: true) else { return (fd, false) }
+        var mine = stat(), theirs = stat()
+        guard fstat(fd, &mine) == 0, fstat(other, &theirs) == 0, mine.st_dev == theirs.st_dev, mine.st_ino == theirs.st_ino else {
+            close(other)
+            return (fd, false)
+        }
+        return (other, true)
     }
 
     private static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws {

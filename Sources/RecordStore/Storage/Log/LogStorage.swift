@@ -98,11 +98,10 @@ final class LogStorage: RecordStorage {
             guard !entries.isEmpty || !recorder.notes.touched.isEmpty else { return result }
             let replay = LogReplay(access)
             if !entries.isEmpty {
-                let appender = try ownLog()
-                let (start, end) = try appender.append(entries)
+                let (log, span) = try withOwnLog { ($0.name, try $0.append(entries)) }
                 for entry in entries { _ = try replay.remember(entry) }
                 try db(access).execute(sql: "UPDATE log_read SET offset = ? WHERE log = ? AND offset = ?",
-                                       arguments: [end, account + "/" + appender.name, start])
+                                       arguments: [span.end, account + "/" + log, span.start])
             }
             // The body changed the cache itself; tell the rules which entries it shows, then let them check it.
             var shown: [RecordID: LogStamp] = [:]
@@ -121,24 +120,41 @@ final class LogStorage: RecordStorage {
 
     private func db(_ access: SQLiteAccess) -> GRDB.Database { access.db }
 
-    /// This client's log, opened (and made, the first time) on first use.
-    private func ownLog() throws -> LogAppender {
-        try appenderSlot.withLock { slot in
+    /// Runs `body` with this client's log, opened (and made, the first time) on first use. A failure
+    /// lets the appender go, so the next use opens the log again and reads back what the failed call
+    /// really left in it (see `LogAppender.append`).
+    private func withOwnLog<T>(_ body: (LogAppender) throws -> T) throws -> T {
+        let appender = try appenderSlot.withLock { slot in
             if let slot { return slot }
-            let appender = try LogAppender(in: ownDirectory.handle, client: self.slot.client, account: account, mode: logFileMode)
-            if let latest = appender.latestTime { clock.observe(latest) }
-            // The automatic trigger, weighed once per process when the log is opened. A failed compaction
-            // leaves the log as it was, so it does not stop the write; the next opening tries again.
-            if appender.isWorthCompacting { _ = try? appender.compact(in: ownDirectory.handle) }
-            slot = appender
-            return appender
+            let opened = try openOwnLog()
+            slot = opened
+            return opened
         }
+        do {
+            return try body(appender)
+        } catch {
+            appenderSlot.withLock { if $0 === appender { $0 = nil } }
+            throw error
+        }
+    }
+
+    private func openOwnLog() throws -> LogAppender {
+        let open = { try LogAppender(in: self.ownDirectory.handle, client: self.slot.client, account: self.account,
+                                     mode: self.logFileMode, readsDirect: self.readsPastSize) }
+        var appender = try open()
+        if let latest = appender.latestTime { clock.observe(latest) }
+        // The automatic trigger, weighed once per process when the log is opened. A failed compaction does not
+        // stop the write: the log is opened again, whichever file its name now holds, and compacted next time.
+        if appender.isWorthCompacting {
+            do { try appender.compact(in: ownDirectory.handle) } catch { appender = try open() }
+        }
+        return appender
     }
 
     /// Compacts this client's own log (see `LogCompaction`); nil if this client has never written one.
     func compactOwnLog() throws -> (before: Int64, after: Int64)? {
         guard try ownDirectory.handle.status(LogDirectory.fileName(for: slot.client)) != nil else { return nil }
-        return try ownLog().compact(in: ownDirectory.handle)
+        return try withOwnLog { try $0.compact(in: ownDirectory.handle) }
     }
 
     /// Appends saves of `records` to this client's own log without applying them to its cache:
@@ -150,7 +166,7 @@ final class LogStorage: RecordStorage {
             entries.append(LogEntry(account: account, client: slot.client, time: clock.next(), recordID: record.recordID,
                                     change: .save(try LogReplay.saved(record))))
         }
-        _ = try ownLog().append(entries)
+        _ = try withOwnLog { try $0.append(entries) }
     }
 
     /// A change signal that polls the logs first: a poll that applied anything is a change.
