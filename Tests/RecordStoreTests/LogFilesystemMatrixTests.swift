@@ -85,6 +85,34 @@ import Testing
         }
     }
 
+    /// Each log as its own bytes read through `container`'s mount show it: entries, where a scan
+    /// stopped and why. A failure prints it, so a lost message can be told from a late one.
+    static func logScans(_ container: URL) -> [String] {
+        let logs = container.appendingPathComponent("logs")
+        var lines: [String] = []
+        for folder in ((try? FileManager.default.contentsOfDirectory(atPath: logs.path)) ?? []).sorted() {
+            let path = logs.appendingPathComponent(folder)
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: path.path)) ?? []).sorted() where name.hasSuffix(".log") {
+                let fd = open(path.appendingPathComponent(name).path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else {
+                    lines.append("\(folder)/\(name): cannot open (\(errno))")
+                    continue
+                }
+                defer { close(fd) }
+                var info = stat()
+                _ = fstat(fd, &info)
+                guard case .success(let (_, headerSize)) = LogFileReader.header(of: fd) else {
+                    lines.append("\(folder)/\(name): \(info.st_size) bytes, no header")
+                    continue
+                }
+                let scan = LogFileReader.scan(fd, from: Int64(headerSize))
+                let names = scan.entries.map(\.recordID.recordName)
+                lines.append("\(folder)/\(name): \(info.st_size) bytes, \(scan.entries.count) entries (\(names.first ?? "-") … \(names.last ?? "-")), stopped at \(scan.end): \(scan.stop)")
+            }
+        }
+        return lines
+    }
+
     /// Counts how often each name appears in a receiver's `got NAME` lines.
     static func received(_ lines: [String]) -> [String: Int] {
         lines.filter { $0.hasPrefix("got ") }.reduce(into: [:]) { $0[String($1.dropFirst(4)), default: 0] += 1 }
@@ -195,7 +223,7 @@ import Testing
             let logs = Self.logCount(side)
             let (report, tries) = try await Self.checkUntilComplete(side, expected: expected, share: share) { dir.path("private-check-\(label)-\($0)") }
             let difference = Fixture.difference(present: report.present, expected: expected)
-            #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count) (\(logs) logs listed, \(tries) tries): \(difference.missing.prefix(10))")
+            #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count) (\(logs) logs listed, \(tries) tries): \(difference.missing.prefix(10)); \(Self.logScans(side))")
             #expect(report.createdEntries == expected.count, "\(share) through \(label): \(report.createdEntries) created entries")
             #expect(difference.extra.isEmpty, "\(share) through \(label) has extra \(difference.extra.prefix(10))")
             #expect(report.duplicated.isEmpty, "\(share) through \(label) created twice: \(report.duplicated.prefix(10))")
@@ -335,7 +363,7 @@ import Testing
         for (label, side) in [("A", sideA), ("B", sideB)] {
             let report = try await Self.checkUntilComplete(side, expected: expected, share: share) { dir.path("private-check-\(label)-\($0)") }.report
             let difference = Fixture.difference(present: report.present, expected: expected)
-            #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count): \(difference.missing.prefix(10))")
+            #expect(difference.missing.isEmpty, "\(share) through \(label) misses \(difference.missing.count): \(difference.missing.prefix(10)); \(Self.logScans(side))")
             #expect(difference.extra.isEmpty)
             #expect(report.duplicated.isEmpty)
         }
