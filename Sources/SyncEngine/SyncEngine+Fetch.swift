@@ -225,7 +225,8 @@ extension SyncEngine {
         while byHand || isRunning {
             var batch: ChangeBatch
             do {
-                batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize, previousFieldsOf: queriedTypes())
+                batch = try database.fetchChanges(since: token, limit: RecordDatabase.maximumBatchSize, previousFieldsOf: queriedTypes(),
+                                                  passingOver: passedOver.withLock { $0 })
             } catch let error as StoreError where error.code == .changeTokenExpired {
                 let fresh = try database.currentChangeToken()
                 let refetched = try configuration.refetch?(database) ?? []

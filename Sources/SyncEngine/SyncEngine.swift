@@ -69,6 +69,8 @@ public final class SyncEngine: Sendable {
     let loops = DispatchGroup()
     let lastStatus = Mutex<SyncStatus?>(nil)
     let fetchState = Mutex(FetchState())
+    /// The record types whose changes the feed passes over (`passOver(recordTypes:)`).
+    let passedOver = Mutex<Set<String>>([])
     /// Where fetching has got to; held for the whole of a pass, so passes never overlap.
     let fetchCursor = Mutex(FetchCursor())
     let idle = NSCondition()
@@ -104,6 +106,14 @@ public final class SyncEngine: Sendable {
     }
 
     // MARK: Lifecycle
+
+    /// From the next fetch on, changes to records of `recordTypes` raise no event and meet no
+    /// subscription, and the position moves past them: an app that shows none of a type (presence
+    /// while no member list is on screen) does not pay to read each change to it. A type taken back
+    /// brings only its later changes; read what is there now with a query.
+    public func passOver(recordTypes: Set<String>) {
+        passedOver.withLock { $0 = recordTypes }
+    }
 
     /// Starts the fetch and send loops, and the watch on held-up writes, each on its own thread.
     ///

@@ -91,6 +91,47 @@ struct PresenceTests {
         #expect(events.contains { if case .presence(let p) = $0 { p.state == .away } else { false } })
     }
 
+    /// A client that shows no presence follows none: presence comes as no event (typing still does),
+    /// yet `allPresence` reads what is there; followed again, a later change comes as an event. (One
+    /// client reads its own writes: two clients of one OS user here have keys of their own, and would
+    /// not vouch for each other's.)
+    @Test func presenceNotFollowedComesAsNoEventButIsReadWhenAskedFor() async throws {
+        let sandbox = try ChatSandbox()
+        let ada = try sandbox.client("ada", handle: "ada")
+        defer { ada.stop() }
+        let general = try ChannelName("general")
+        try ada.join(general)
+        var events: [ChatEvent] = []
+        func drain(until done: ([ChatEvent]) -> Bool) async throws {
+            let deadline = Date() + 60
+            while Date() < deadline, !done(events) {
+                events += ada.drainEvents()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        // The engine's first fetch fixes where its feed starts.
+        try await drain { $0.contains { if case .status = $0 { true } else { false } } }
+        ada.followPresence(false)
+        ada.publishPresence(.away, reason: "lunch")
+        #expect(ada.flushEphemeral(timeout: 10))
+        ada.announceTyping(in: general)
+        #expect(ada.flushEphemeral(timeout: 10))
+        func presence(_ event: ChatEvent) -> Presence? { if case .presence(let p) = event { p } else { nil } }
+        events = []
+        try await drain { $0.contains { if case .typing = $0 { true } else { false } } }
+        #expect(events.contains { if case .typing = $0 { true } else { false } }, "typing is still followed")
+        #expect(!events.contains { presence($0) != nil }, "the presence, written before the typing notice, came as an event")
+        let all = try ada.allPresence()
+        #expect(all[ada.user]?.state == .away && all[ada.user]?.reason == "lunch", "\(all)")
+
+        ada.followPresence(true)
+        ada.publishPresence(.online)
+        #expect(ada.flushEphemeral(timeout: 10))
+        events = []
+        try await drain { $0.contains { presence($0)?.state == .online } }
+        #expect(events.contains { presence($0)?.state == .online })
+    }
+
     /// A heartbeat that changes nothing is a quiet commit: it wakes no other client while bells keep
     /// ringing, and is read when they stop. A change of state among the heartbeats still comes at once.
     @Test func heartbeatsWakeNoOneButAChangeOfStateDoes() async throws {

@@ -63,6 +63,35 @@ import Testing
         #expect(none.changedRecords.map(\.recordID) == [note.recordID, beat.recordID], "the records themselves still come")
     }
 
+    @Test(arguments: TestEngine.available) func typesPassedOverAreLeftOutAndTheTokenMovesPastThem(engine: TestEngine) throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.container(engine: engine).publicDatabase
+        let token = try db.currentChangeToken()
+        var beat = Record(recordType: "Presence", recordID: RecordID(recordName: "presence.ada"))
+        beat["state"] = .string("online")
+        beat = try db.save(beat)
+        let first = try db.save(Record(recordType: "Note"))
+        beat["state"] = .string("away")
+        beat = try db.save(beat)
+        let second = try db.save(Record(recordType: "Note"))
+        beat["state"] = .string("online")
+        beat = try db.save(beat)
+
+        let passed = try db.fetchChanges(since: token, passingOver: ["Presence"])
+        #expect(passed.changes.map(\.recordID) == [first.recordID, second.recordID])
+        #expect(passed.changedRecords.map(\.recordID) == [first.recordID, second.recordID])
+        #expect(try db.fetchChanges(since: passed.token).changes.isEmpty, "the token is past the presence changes too")
+        // Asked for in pieces, the batch that holds only passed-over changes still moves the token on.
+        let small = try db.fetchChanges(since: token, limit: 1, passingOver: ["Presence"])
+        #expect(small.changes.isEmpty && small.moreComing)
+        #expect(try db.fetchChanges(since: small.token, limit: 1, passingOver: ["Presence"]).changes.map(\.recordID) == [first.recordID])
+        // Not passed over, the presence is there too.
+        let all = try db.fetchChanges(since: token).changes
+        #expect(all.contains { $0.recordID == beat.recordID })
+        #expect(all.filter { $0.recordType != "Presence" }.map(\.recordID) == passed.changes.map(\.recordID))
+        #expect(try db.fetchChanges(since: token, passingOver: ["Other"]).changes.map(\.recordID) == all.map(\.recordID))
+    }
+
     @Test(arguments: TestEngine.available) func largeBatchesComeInPiecesWithMoreComing(engine: TestEngine) throws {
         let dir = try TemporaryDirectory()
         let db = try dir.container(engine: engine).publicDatabase

@@ -18,6 +18,27 @@ import Testing
         #expect(arrived.deleted)
     }
 
+    /// A type passed over raises no event while other changes still come; taken back, its later changes come again.
+    @Test func aTypePassedOverRaisesNoEventUntilItIsTakenBack() throws {
+        let dir = try TemporaryDirectory()
+        let engine = try SyncEngine(container: try dir.container(user: "reader"), configuration: .testing())
+        try engine.fetchOnce()
+        engine.passOver(recordTypes: ["Presence"])
+        engine.start()
+        defer { engine.stop() }
+        var collector = EventCollector(engine: engine)
+        let writer = try dir.container(user: "writer").publicDatabase
+        try writer.save(Record(recordType: "Presence", recordID: RecordID(recordName: "presence.unseen")))
+        try writer.save(Record(recordType: "Note", recordID: RecordID(recordName: "note.seen")))
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("note.seen") })
+        #expect(!changedNames(collector.received).contains("presence.unseen"))
+
+        engine.passOver(recordTypes: [])
+        try writer.save(Record(recordType: "Presence", recordID: RecordID(recordName: "presence.seen")))
+        #expect(collector.collect(timeout: 10) { changedNames($0).contains("presence.seen") })
+        #expect(!changedNames(collector.received).contains("presence.unseen"), "what was passed over stays passed over")
+    }
+
     /// `start()` fixes where the feed is read from before it returns: a commit made at once after it is
     /// delivered, though the fetch thread may not have run yet. (Fixed by that thread's first pass, "now"
     /// could be later than the commit, which was then never delivered.)

@@ -32,6 +32,31 @@ extension ChatClient {
     /// How many presence and typing saves this client made, for the benchmark.
     public var ephemeralWrites: Int { ephemeral.writes }
 
+    /// Whether others' presence comes in as events (the default). An app that shows it nowhere (a
+    /// screen whose member list is hidden) turns it off: each heartbeat of each member is then not
+    /// read at all, which with a hundred people was most of an idle client's work. Turned on again,
+    /// only later changes come in: read the presence that is there now with ``allPresence()``.
+    public func followPresence(_ on: Bool) {
+        engine.passOver(recordTypes: on ? [] : [Presence.recordType])
+    }
+
+    /// Every presence in the container that its key vouches for, read now.
+    public func allPresence() throws -> [UserID: Presence] {
+        var found: [UserID: Presence] = [:]
+        let query = Query(recordType: Presence.recordType)
+        var cursor: QueryCursor?
+        repeat {
+            let page = try container.publicDatabase.records(matching: query, resultsLimit: 400, cursor: cursor)
+            for record in page.records {
+                if let presence = presence(from: record), (found[presence.user]?.seen ?? .distantPast) <= presence.seen {
+                    found[presence.user] = presence
+                }
+            }
+            cursor = page.cursor
+        } while cursor != nil
+        return found
+    }
+
     /// The presence of each of `users` that has one its key vouches for.
     public func presence(of users: [UserID]) throws -> [UserID: Presence] {
         guard !users.isEmpty else { return [:] }

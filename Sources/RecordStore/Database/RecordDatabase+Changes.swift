@@ -84,9 +84,15 @@ extension RecordDatabase {
     /// `previousFieldsOf` names the record types whose updates should carry their `previousFields`
     /// (a query subscription's types, which compare before with after); `nil`, every type. Deletions
     /// always carry them.
+    ///
+    /// Changes to records of a type in `passingOver` are left out of the batch, and the token moves past
+    /// them all the same: a reader that shows none of a type skips the cost of reading each change to it.
+    /// Read what is there with a query when you come to need them.
     public func fetchChanges(in zone: ZoneID? = nil, since token: ChangeToken?, limit: Int = 400,
-                             previousFieldsOf types: Set<String>? = nil) throws -> ChangeBatch {
-        try ChangeRow.$previousWanted.withValue(types) { try readChanges(in: zone, since: token, limit: limit) }
+                             previousFieldsOf types: Set<String>? = nil, passingOver passed: Set<String> = []) throws -> ChangeBatch {
+        try ChangeRow.$passedOver.withValue(passed) {
+            try ChangeRow.$previousWanted.withValue(types) { try readChanges(in: zone, since: token, limit: limit) }
+        }
     }
 
     private func readChanges(in zone: ZoneID?, since token: ChangeToken?, limit: Int) throws -> ChangeBatch {

@@ -74,6 +74,11 @@ struct ChangeRow: Sendable {
     /// Set by `RecordDatabase.fetchChanges(previousFieldsOf:)` around its read.
     @TaskLocal static var previousWanted: Set<String>?
 
+    /// The record types whose changes the feed being read passes over: their sequences count, so the
+    /// position moves past them, but they are neither decoded nor returned. Set by
+    /// `RecordDatabase.fetchChanges(passingOver:)` around its read.
+    @TaskLocal static var passedOver: Set<String> = []
+
     /// An entry's `previous` text decoded, unless it is an update of a type the reader does not want them
     /// for: decoding them was as much work as decoding the record, on every wake-up of every client.
     static func previousFields(_ text: String?, kind: Kind, type: String, zone: ZoneID, assets: URL) throws -> [String: FieldValue]? {

@@ -57,6 +57,7 @@ extension ChatScreen {
             state.banner = nil
         case .toggleMemberList:
             state.showsMemberList.toggle()
+            followPresence(state.showsMemberList)
         case .quit:
             quit()
         case .redraw, .resize:

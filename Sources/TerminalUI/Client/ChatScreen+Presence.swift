@@ -59,6 +59,19 @@ extension ChatScreen {
         showPresence()
     }
 
+    /// Others' presence is read only while the member list shows it: with a hundred people, reading every
+    /// heartbeat was most of an idle client's work. Shown again, the list starts from what is there now.
+    func followPresence(_ shown: Bool) {
+        client.followPresence(shown)
+        guard shown else { return }
+        do {
+            for presence in try client.allPresence().values { self.presence.note(presence) }
+        } catch {
+            notice("error: \(Self.describe(error))")
+        }
+        showPresence()
+    }
+
     /// Puts what the board knows on screen: marks in the member list, who is typing here, and whether I am away.
     func showPresence(now: Date = Date()) {
         presence.expire(now: now)

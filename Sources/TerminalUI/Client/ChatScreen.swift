@@ -100,6 +100,7 @@ public final class ChatScreen {
         }
         if let first = roster.channels.first { try open(.channel(first.name)) }
         session.startPresence(autoAwayAfter: options.autoAwayAfter)
+        followPresence(state.showsMemberList)
     }
 
     /// Reads the list of my channels when the first frame went without it; the app calls it just

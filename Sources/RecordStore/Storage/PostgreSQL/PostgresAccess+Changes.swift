@@ -93,12 +93,14 @@ extension PostgresAccess {
     private func scan(_ rows: [PostgresRow]) throws -> ChangeScan {
         var scan = ChangeScan()
         var decoded: [RecordID: Record] = [:]
+        let passedOver = ChangeRow.passedOver
         for row in rows {
             let columns = PostgresColumns(row)
             // The bounds' row when no entry follows them.
             if columns.isNull(0) { continue }
             let seq = try columns.integer(0, "seq")
             scan.sequences.append(seq)
+            if !passedOver.isEmpty, let type = try? columns.text(3, "type"), passedOver.contains(type) { continue }
             do {
                 scan.rows.append(try decodeChange(columns, sequence: seq, decoded: &decoded))
             } catch let damage as DamagedRow {

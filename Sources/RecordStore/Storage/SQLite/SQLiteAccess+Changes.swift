@@ -39,6 +39,7 @@ extension SQLiteAccess {
         // not decode is stepped over; its sequence still counts, so the feed moves past it.
         var scan = ChangeScan()
         var decoded: [RecordID: Record] = [:]
+        let passedOver = ChangeRow.passedOver
         while let row = try rows.next() {
             try seeing(row)
             if try StoredColumns.value(row, 0).isNull { continue }
@@ -48,6 +49,7 @@ extension SQLiteAccess {
                 continue
             }
             scan.sequences.append(seq)
+            if !passedOver.isEmpty, let type = try? StoredColumns.text(row, 3, "type"), passedOver.contains(type) { continue }
             do {
                 scan.rows.append(try decodeChange(row, sequence: seq, decoded: &decoded))
             } catch let damage as DamagedRow {
