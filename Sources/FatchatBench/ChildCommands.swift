@@ -200,6 +200,9 @@ struct IdleClient: ParsableCommand {
     @Flag(help: "Run presence as a quiet full-screen client does: online at start, a tick every 5 s, a heartbeat when due, events drained.")
     var presence = false
 
+    @Flag(help: "With --presence, follow others' presence, as a full-screen client whose member list is shown does; by default none is followed, as with the list hidden.")
+    var memberList = false
+
     func run() throws {
         let client = try ChatClient(container: try store.open(), handle: "idle")
         client.start()
@@ -209,6 +212,7 @@ struct IdleClient: ParsableCommand {
             while readLine() != nil {}
             return
         }
+        client.followPresence(memberList)
         let session = ChatSession(client: client)
         session.startPresence(autoAwayAfter: 600)
         defer { session.stopPresence() }

@@ -139,14 +139,19 @@ struct ClientBenchmarks {
         report.add(Figure(id: "client.crowd.idleCPU.presence", label: "idle CPU of \(count) idle clients with presence on, together over \(Int(usedPresent.elapsed)) s",
                           value: usedPresent.percent, unit: "% of a core", baseline: used.percent, baselineLabel: "the same crowd without presence",
                           target: .atMost(0.5, "% of a core"), runs: 1,
-                          note: "As client.crowd.idleCPU, each client also running presence as a quiet full-screen client does: online at start, a tick every 5 s, a heartbeat every \(Int(Presence.heartbeat)) s, and every other client's heartbeat received as an event; over at least one heartbeat's period. The clients are one OS user's, so their heartbeats replace one record."))
+                          note: "As client.crowd.idleCPU, each client also running presence as a quiet full-screen client with its member list hidden (the default) does: online at start, a tick every 5 s, a heartbeat every \(Int(Presence.heartbeat)) s; others' presence is not followed. Over at least one heartbeat's period. The clients are one OS user's, so their heartbeats replace one record."))
         switch asUsers {
         case .success(let used):
             report.add(Figure(id: "client.crowd.idleCPU.presence.users",
-                              label: "idle CPU of \(count) idle clients with presence on, each its own OS user, together over \(Int(used.elapsed)) s",
-                              value: used.percent, unit: "% of a core", baseline: usedPresent.percent, baselineLabel: "the same crowd as one OS user",
+                              label: "idle CPU of \(count) idle clients with presence on, each its own OS user, member lists hidden, together over \(Int(used.hidden.elapsed)) s",
+                              value: used.hidden.percent, unit: "% of a core", baseline: usedPresent.percent, baselineLabel: "the same crowd as one OS user",
                               target: .atMost(0.5, "% of a core"), runs: 1,
-                              note: "As client.crowd.idleCPU.presence, but each client runs as an OS user of its own (fcbench0, fcbench1, …, made for the run and removed after it) in a fresh container their group shares: each has a key and a presence record of its own, so each client reads every other's heartbeats, as on a real shared machine. Measured from \(Int(Presence.heartbeat) + 10) s after the last client was ready (1 s in a smoke run), once the keys are published and each client has read every other's key and checked the signed statement of every other's heartbeat chain, which a crowd open all day does once a day."))
+                              note: "As client.crowd.idleCPU.presence, but each client runs as an OS user of its own (fcbench0, fcbench1, …, made for the run and removed after it) in a fresh container their group shares: each has a key and a presence record of its own and writes a heartbeat a minute, as on a real shared machine. A full-screen client follows others' presence only while its member list is shown; it is hidden here, as it is by default. Measured from \(Int(Presence.heartbeat) + 10) s after the last client was ready (1 s in a smoke run)."))
+            report.add(Figure(id: "client.crowd.idleCPU.presence.users.memberList",
+                              label: "idle CPU of \(count) idle clients with presence on, each its own OS user, member lists shown, together over \(Int(used.shown.elapsed)) s",
+                              value: used.shown.percent, unit: "% of a core", baseline: used.hidden.percent, baselineLabel: "the same crowd with member lists hidden",
+                              target: .atMost(0.5, "% of a core"), runs: 1,
+                              note: "As client.crowd.idleCPU.presence.users, the same users and container just after, each client with its member list shown: it reads and checks every other's heartbeat as it comes. Measured once the first round of heartbeats is over, as there: by then each client has read every other's key and checked the signed statement of every other's heartbeat chain, which a crowd open all day does once a day."))
         case .failure(let error):
             report.notes.append("client.crowd.idleCPU.presence.users was not measured: \(error)")
         }
@@ -157,18 +162,24 @@ struct ClientBenchmarks {
                           distribution: Distribution(rss), runs: count))
     }
 
-    /// The crowd with presence on, each client run as an OS user of its own (`UserCrowd`).
-    private func presenceAsUsers(clients count: Int, seconds: Double) throws -> (percent: Double, elapsed: Double) {
+    /// The crowd with presence on, each client run as an OS user of its own (`UserCrowd`): with member lists
+    /// hidden, then the same users with them shown.
+    private func presenceAsUsers(clients count: Int, seconds: Double) throws
+        -> (hidden: (percent: Double, elapsed: Double), shown: (percent: Double, elapsed: Double)) {
         if let unavailable = UserCrowd.unavailable { throw BenchError(unavailable) }
         let crowd = try UserCrowd(count: count, in: work.appendingPathComponent("idle-crowd-users"))
         defer { crowd.remove() }
-        let clients = try crowd.start(["--presence"])
-        defer { Self.end(clients) }
-        // Each new user's client publishes its key, and each client reads every other's key and checks the
-        // signed statement of every other's chain: at the others' starts, or, for those who started before
-        // its feed did, at their first heartbeat. A crowd open all day does that once a day; it is measured
-        // once the first round of heartbeats is over.
-        return try Self.cpuTogether(clients, seconds: seconds, settle: seconds >= Presence.heartbeat ? Presence.heartbeat + 10 : 1)
+        // Each new user's client publishes its key; with the member list shown, each client reads every other's
+        // key and checks the signed statement of every other's chain, at the others' starts or, for those who
+        // started before its feed did, at their first heartbeat. A crowd open all day does that once a day;
+        // it is measured once the first round of heartbeats is over.
+        let settle = seconds >= Presence.heartbeat ? Presence.heartbeat + 10 : 1
+        func run(_ arguments: [String]) throws -> (percent: Double, elapsed: Double) {
+            let clients = try crowd.start(["--presence"] + arguments)
+            defer { Self.end(clients) }
+            return try Self.cpuTogether(clients, seconds: seconds, settle: settle)
+        }
+        return (try run([]), try run(["--member-list"]))
     }
 
     /// Waits until every child is ready and has settled, then measures their CPU together over `seconds`.

@@ -48,6 +48,7 @@ import Testing
         // As root, the crowd with presence also runs as OS users of its own, made for the run and removed after it.
         if getuid() == 0 {
             #expect(byID["client.crowd.idleCPU.presence.users"]?["value"] is NSNumber, "notes: \(report["notes"] ?? "none")")
+            #expect(byID["client.crowd.idleCPU.presence.users.memberList"]?["value"] is NSNumber, "notes: \(report["notes"] ?? "none")")
             if !usersBefore { #expect(getpwnam("fcbench0") == nil, "a user the run made is left behind") }
         }
         let machine = try #require(report["machine"] as? [String: Any])
