@@ -138,6 +138,42 @@ struct LogEngineTests {
         #expect(throws: StoreError.self) { try LogAppender(in: logs, client: client, account: "_1_other", mode: 0o644) }
     }
 
+    @Test("Whole entries after bytes that are not an entry are kept when the log opens again: it is written again without the damage, in a new generation")
+    func wholeEntriesAfterDamageAreKept() throws {
+        let directory = try TemporaryDirectory()
+        let logs = try DirectoryHandle(path: directory.url.path, naming: ContainerNaming())
+        let client = UUID(), account = "_0_root"
+        let url = directory.path(LogDirectory.fileName(for: client))
+        let first = [try LogFixture.save("one", by: account, client: client, at: 10)]
+        var appender: LogAppender? = try LogAppender(in: logs, client: client, account: account, mode: 0o644)
+        try appender?.append(first)
+        #expect(appender?.header.generation == 0)
+        appender = nil
+        // Half an entry, then whole ones: what an earlier build left when it appended after a failed append.
+        var half: [UInt8] = []
+        try LogFormat.encode(try LogFixture.save("ghost", by: account, client: client, at: 11), into: &half)
+        let after = [try LogFixture.save("two", by: account, client: client, at: 12), try LogFixture.delete("gone", by: account, client: client, at: 13)]
+        var whole: [UInt8] = []
+        for entry in after { try LogFormat.encode(entry, into: &whole) }
+        try LogFixture.append(url, Array(half.prefix(half.count / 2)) + whole)
+
+        appender = try LogAppender(in: logs, client: client, account: account, mode: 0o644)
+        #expect(appender?.header.generation == 1, "the log was written again, so readers read it from its start")
+        #expect(appender?.latestTime == HybridTime(rawValue: 13))
+        let next = [try LogFixture.save("three", by: account, client: client, at: 14)]
+        try appender?.append(next)
+        let fd = Glibc.open(url.path, O_RDONLY | O_CLOEXEC)
+        defer { close(fd) }
+        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd) else {
+            Issue.record("the header no longer reads")
+            return
+        }
+        #expect(header.generation == 1)
+        let scan = LogFileReader.scan(fd, from: Int64(headerSize))
+        #expect(scan.entries == first + after + next)
+        #expect(scan.stop == LogFileReader.Stop.caughtUp)
+    }
+
     @Test("Entries that claim another account, or change someone else's record, are ignored and counted; a directory in someone else's name is not read")
     func hostileLogsAreIgnored() throws {
         let directory = try TemporaryDirectory()

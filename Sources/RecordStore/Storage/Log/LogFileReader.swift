@@ -80,6 +80,36 @@ enum LogFileReader {
         init(_ code: Int32) { self.code = code }
     }
 
+    /// The whole entries after `offset`, where a scan stopped at bytes that are not an entry: every later
+    /// offset is tried as the start of one, and from each that holds, entries are read in turn until the
+    /// next damage, to the end of the file. `unreadable` is set if the file could not be read; the search
+    /// then stops. Only a writer reading its own log calls this, so the cost of trying each offset is its own.
+    static func entriesPastDamage(_ fd: Int32, from offset: Int64, direct: Bool = false) -> (entries: [LogEntry], unreadable: String?) {
+        var bytes: [UInt8] = []
+        while true {
+            switch read(fd, at: offset + Int64(bytes.count), count: chunk, direct: direct) {
+            case .failure(let error):
+                return ([], DirectoryHandle.reason(error.code))
+            case .success(let more) where more.isEmpty:
+                var entries: [LogEntry] = []
+                bytes.withUnsafeBytes { raw in
+                    var at = 1
+                    while at + LogFormat.framePrefix <= raw.count {
+                        if case .entry(let decoded, let size) = LogFormat.frame(UnsafeRawBufferPointer(rebasing: raw[at...])) {
+                            if case .success(let entry) = decoded { entries.append(entry) }
+                            at += size
+                        } else {
+                            at += 1
+                        }
+                    }
+                }
+                return (entries, nil)
+            case .success(let more):
+                bytes += more
+            }
+        }
+    }
+
     /// Reads whole entries from `offset` on, at most `limit` of them; `direct` as in `read`.
     static func scan(_ fd: Int32, from offset: Int64, limit: Int = .max, direct: Bool = false) -> Scan {
         var scan = Scan(end: offset, stop: .caughtUp)

@@ -120,9 +120,10 @@ final class LogStorage: RecordStorage {
 
     private func db(_ access: SQLiteAccess) -> GRDB.Database { access.db }
 
-    /// Runs `body` with this client's log, opened (and made, the first time) on first use. A failure
-    /// lets the appender go, so the next use opens the log again and reads back what the failed call
-    /// really left in it (see `LogAppender.append`).
+    /// Runs `body` with this client's log, opened (and made, the first time) on first use. A failure that
+    /// spent the appender lets it go, so the next use opens the log again and reads back what the failed
+    /// call really left in it (see `LogAppender.append`). One that did not (an entry too long, a compaction
+    /// that found the log other than it expected and left it alone) keeps it: another thread may be appending through it.
     private func withOwnLog<T>(_ body: (LogAppender) throws -> T) throws -> T {
         let appender = try appenderSlot.withLock { slot in
             if let slot { return slot }
@@ -133,7 +134,7 @@ final class LogStorage: RecordStorage {
         do {
             return try body(appender)
         } catch {
-            appenderSlot.withLock { if $0 === appender { $0 = nil } }
+            if appender.isSpent { appenderSlot.withLock { if $0 === appender { $0 = nil } } }
             throw error
         }
     }
@@ -143,8 +144,8 @@ final class LogStorage: RecordStorage {
                                      mode: self.logFileMode, readsDirect: self.readsPastSize) }
         var appender = try open()
         if let latest = appender.latestTime { clock.observe(latest) }
-        // The automatic trigger, weighed once per process when the log is opened. A failed compaction does not
-        // stop the write: the log is opened again, whichever file its name now holds, and compacted next time.
+        // The automatic trigger, weighed once per process when the log is opened. After a failed compaction the
+        // log is opened again, whichever file its name now holds, and compacted at a later opening.
         if appender.isWorthCompacting {
             do { try appender.compact(in: ownDirectory.handle) } catch { appender = try open() }
         }
