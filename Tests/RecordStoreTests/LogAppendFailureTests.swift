@@ -97,13 +97,7 @@ struct LogAppendFailureTests {
         for saved in before + [after] {
             #expect(names.contains(saved.recordID.recordName), "\(saved.recordID.recordName) was saved, yet a new reader does not have it")
         }
-        let fd = open(log, O_RDONLY | O_CLOEXEC)
-        defer { close(fd) }
-        guard case .success(let (_, headerSize)) = LogFileReader.header(of: fd) else {
-            Issue.record("the log's header no longer reads")
-            return
-        }
-        let scan = LogFileReader.scan(fd, from: Int64(headerSize))
+        let scan = try #require(LogFixture.readBack(log), "the log's header no longer reads").scan
         #expect(scan.stop == .caughtUp, "the log holds bytes that are not whole entries: \(scan.stop)")
         #expect(scan.entries.last?.recordID.recordName == "after")
     }

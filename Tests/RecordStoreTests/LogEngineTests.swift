@@ -125,13 +125,7 @@ struct LogEngineTests {
         #expect(appender?.latestTime == HybridTime(rawValue: 10))
         let second = [try LogFixture.save("two", by: account, client: client, at: 12)]
         try appender?.append(second)
-        let fd = Glibc.open(url.path, O_RDONLY | O_CLOEXEC)
-        defer { close(fd) }
-        guard case .success(let (_, headerSize)) = LogFileReader.header(of: fd) else {
-            Issue.record("the header no longer reads")
-            return
-        }
-        let scan = LogFileReader.scan(fd, from: Int64(headerSize))
+        let scan = try #require(LogFixture.readBack(url.path), "the header no longer reads").scan
         #expect(scan.entries == first + second)
         #expect(scan.stop == LogFileReader.Stop.caughtUp)
         // Someone else's log under this client's name is refused, not appended to.
@@ -162,14 +156,8 @@ struct LogEngineTests {
         #expect(appender?.latestTime == HybridTime(rawValue: 13))
         let next = [try LogFixture.save("three", by: account, client: client, at: 14)]
         try appender?.append(next)
-        let fd = Glibc.open(url.path, O_RDONLY | O_CLOEXEC)
-        defer { close(fd) }
-        guard case .success(let (header, headerSize)) = LogFileReader.header(of: fd) else {
-            Issue.record("the header no longer reads")
-            return
-        }
+        let (header, scan) = try #require(LogFixture.readBack(url.path), "the header no longer reads")
         #expect(header.generation == 1)
-        let scan = LogFileReader.scan(fd, from: Int64(headerSize))
         #expect(scan.entries == first + after + next)
         #expect(scan.stop == LogFileReader.Stop.caughtUp)
     }

@@ -33,6 +33,15 @@ enum LogFixture {
         return fd
     }
 
+    /// A log file read from its header to its end, as a new reader reads it; nil if its header does not read.
+    static func readBack(_ path: String) -> (header: LogHeader, scan: LogFileReader.Scan)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard case .success(let (header, size)) = LogFileReader.header(of: fd) else { return nil }
+        return (header, LogFileReader.scan(fd, from: Int64(size)))
+    }
+
     static func append(_ url: URL, _ bytes: [UInt8]) throws {
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
