@@ -11,8 +11,7 @@ extension SQLiteAccess {
     /// not (`SQLiteStorage.changesWithBounds`). Each row carries the bounds in its last two columns;
     /// with no entry after `sequence`, one row carries only them.
     func changesWithBounds(after sequence: Int64, zone: String?, limit: Int) throws -> (bounds: ChangeBounds, scan: ChangeScan?) {
-        let statement = try db.cachedStatement(sql: zone == nil ? Self.changesWithBoundsSQL : Self.changesInZoneWithBoundsSQL)
-        let rows = try Row.fetchCursor(statement, arguments: zone.map { [$0, sequence, limit] } ?? [sequence, limit])
+        let rows = try feed(after: sequence, zone: zone, limit: limit, withBounds: true)
         var bounds: ChangeBounds?
         let scan = try changes(in: rows, reporting: DamagedRowLog.note) { row in
             if bounds == nil { bounds = try Self.changeBounds(row, from: Self.boundsColumn) }
@@ -23,13 +22,25 @@ extension SQLiteAccess {
 
     /// `changes(after:zone:limit:)`, handing each damaged entry to `reporting`.
     func changes(after sequence: Int64, zone: String?, limit: Int, reporting: (DamagedRow) -> Void) throws -> ChangeScan {
-        let rows: RowCursor
-        if let zone {
-            rows = try Row.fetchCursor(db.cachedStatement(sql: Self.changesInZoneSQL), arguments: [zone, sequence, limit])
+        try changes(in: feed(after: sequence, zone: zone, limit: limit, withBounds: false), reporting: reporting)
+    }
+
+    /// The feed's rows after `sequence`. Types passed over (`ChangeRow.passedOver`) are left out by the
+    /// statement itself, before their records are looked up: a reader that follows no presence steps over a
+    /// hundred people's heartbeats for little more than reading their type.
+    private func feed(after sequence: Int64, zone: String?, limit: Int, withBounds: Bool) throws -> RowCursor {
+        let passed = ChangeRow.passedOver
+        let sql: String
+        var arguments: StatementArguments = zone.map { [$0, sequence] } ?? [sequence]
+        if passed.isEmpty {
+            sql = zone == nil ? (withBounds ? Self.changesWithBoundsSQL : Self.changesSQL) : (withBounds ? Self.changesInZoneWithBoundsSQL : Self.changesInZoneSQL)
         } else {
-            rows = try Row.fetchCursor(db.cachedStatement(sql: Self.changesSQL), arguments: [sequence, limit])
+            sql = zone == nil ? (withBounds ? Self.passingWithBoundsSQL : Self.passingSQL) : (withBounds ? Self.passingInZoneWithBoundsSQL : Self.passingInZoneSQL)
+            let list = try JSONEncoder().encode(passed.sorted())
+            arguments += [String(decoding: list, as: UTF8.self)]
         }
-        return try changes(in: rows, reporting: reporting)
+        arguments += [limit]
+        return try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
     }
 
     /// The entries of `rows`, each row shown to `seeing` before it is read; a row whose `seq` is NULL
@@ -97,6 +108,12 @@ extension SQLiteAccess {
     }
     private static let changesWithBoundsSQL = withBounds(changesSQL)
     private static let changesInZoneWithBoundsSQL = withBounds(changesInZoneSQL)
+    /// The same, leaving out the types in a JSON list.
+    private static let passing = " AND c.type NOT IN (SELECT value FROM json_each(?))"
+    private static let passingSQL = changesSelect + " WHERE c.seq > ?" + passing + " ORDER BY c.seq LIMIT ?"
+    private static let passingInZoneSQL = changesSelect + " WHERE c.zone = ? AND c.seq > ?" + passing + " ORDER BY c.seq LIMIT ?"
+    private static let passingWithBoundsSQL = withBounds(passingSQL)
+    private static let passingInZoneWithBoundsSQL = withBounds(passingInZoneSQL)
     /// Where the bounds begin in a row of `changesWithBounds`: after the change's 8 columns and its record's.
     private static let boundsColumn = 8 + recordColumnNames.count
 
