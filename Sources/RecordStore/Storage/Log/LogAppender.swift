@@ -58,7 +58,9 @@ final class LogAppender: Sendable {
                 return
             }
             let reading = try Self.reader(of: fd, named: name, in: directory, direct: readsDirect)
-            defer { if reading.fd != fd { close(reading.fd) } }
+            // Decided now: `fd` may be replaced below, and the descriptor it held closed.
+            let separate = reading.fd != fd
+            defer { if separate { close(reading.fd) } }
             var found: LogHeader
             let headerSize: Int
             switch LogFileReader.header(of: reading.fd, direct: reading.direct) {
