@@ -52,6 +52,11 @@ import Testing
         _ = client.waitUntilSent(timeout: 10)
         screen.refreshMembers()
         #expect(screen.state.members.count == 1)
+        // Shown, the list reads the presence there is now (the screen's own start said online), and follows it from then on.
+        #expect(client.flushEphemeral(timeout: 10))
+        screen.handle(.key(.function(2)))
+        #expect(screen.state.showsMemberList)
+        #expect(screen.state.members.first?.presence == .online)
         screen.handle(.presence(Presence(user: client.user, handle: "ada", state: .away, reason: "x", seen: Date())))
         #expect(screen.state.members.first?.presence == .away)
         screen.handle(.presence(Presence(user: client.user, handle: "ada", state: .online, seen: Date() - 200)))
@@ -60,7 +65,6 @@ import Testing
         #expect(screen.state.members.first?.presence == .online)
         screen.tick(now: Date() + 200)
         #expect(screen.state.members.first?.presence == .offline, "no heartbeat for 150 s reads as offline")
-        screen.handle(.key(.function(2)))
         #expect(screen.render().lines.contains { $0.contains("○ ada") })
     }
 }
