@@ -97,6 +97,9 @@ struct BenchSettings: ParsableArguments {
     var idleClientCount: Int { pick(idleClients, 100, 2) }
     /// Long enough that every client of the crowd writes a heartbeat, and receives everyone else's, within it.
     var presenceDuration: Double { pick(presenceSeconds, max(idleDuration, Presence.heartbeat + 10), 2) }
+    /// Rounds of presence heartbeat writes, and writes a round, for the CPU of one write.
+    var heartbeatRounds: Int { smoke ? 2 : 9 }
+    var heartbeatCount: Int { smoke ? 5 : 200 }
     var logMessageCount: Int { pick(logMessages, 1_000_000, 2_000) }
     var postgresMessageCount: Int { pick(postgresMessages, 1_000_000, 2_000) }
     var logCatchUpRunCount: Int { pick(logCatchUpRuns, 3, 1) }

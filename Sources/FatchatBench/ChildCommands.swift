@@ -9,7 +9,7 @@ import TerminalUI
 struct ChildCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "child", abstract: "Internal: one process of a multi-process benchmark.", shouldDisplay: false,
-        subcommands: [EnginePost.self, RawPost.self, RawPostgresPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self, IdleFloor.self, WakeParts.self])
+        subcommands: [EnginePost.self, RawPost.self, RawPostgresPost.self, Receive.self, PipeEcho.self, FirstFrameChild.self, Noop.self, IdleClient.self, IdleFloor.self, WakeParts.self, HeartbeatWrites.self])
 }
 
 /// Where a child finds its container and its own private data (each child stands for one client).
@@ -225,5 +225,51 @@ struct IdleClient: ParsableCommand {
             if fds[1].revents != 0 { _ = client.drainEvents() }
             session.tickPresence()
         }
+    }
+}
+
+/// Publishes the same presence ROUNDS × COUNT times, as a quiet client's heartbeat does (a quiet save over the
+/// last version, signed, with its proof), waiting for each write; prints `round CPU-SECONDS` per round. With
+/// `--raw FILE`, upserts a row of the same size by hand into a raw SQLite file instead, the floor of such a write.
+struct HeartbeatWrites: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "heartbeats")
+    @OptionGroup var store: ChildStore
+    @Option var rounds: Int
+    @Option var count: Int
+    @Option(help: "A raw SQLite file to upsert into instead of the container.")
+    var raw: String?
+
+    func run() throws {
+        let write: (Int) throws -> Void
+        if let raw {
+            let queue = try RawSQLite.open(raw)
+            try queue.write { try $0.execute(sql: "CREATE TABLE IF NOT EXISTS presence (name TEXT PRIMARY KEY, fields TEXT NOT NULL, modified REAL NOT NULL)") }
+            let fields = String(repeating: "x", count: 600)
+            write = { _ in
+                try queue.inTransaction(.immediate) { db in
+                    try db.cachedStatement(sql: "INSERT INTO presence (name, fields, modified) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET fields = excluded.fields, modified = excluded.modified")
+                        .execute(arguments: ["presence.me", fields, Date().timeIntervalSince1970])
+                    return .commit
+                }
+            }
+        } else {
+            let client = try ChatClient(container: try store.open(), handle: "beat")
+            let start = Date()
+            write = { i in
+                client.publishPresence(.online, at: start.addingTimeInterval(Double(i)))
+                guard client.flushEphemeral(timeout: 30) else { throw BenchError("A presence write did not finish within 30 s.") }
+            }
+        }
+        try write(0)  // The first creates the record; a heartbeat replaces it.
+        var n = 1
+        for _ in 0..<rounds {
+            let before = processCPUSeconds()
+            for _ in 0..<count {
+                try write(n)
+                n += 1
+            }
+            say("round \(processCPUSeconds() - before)")
+        }
+        say("done")
     }
 }

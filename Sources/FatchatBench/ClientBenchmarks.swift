@@ -106,6 +106,29 @@ struct ClientBenchmarks {
                           note: "ChatClient with its SyncEngine started, on the seeded container, after \(Int(settle)) s to settle; utime+stime from /proc/PID/stat, whose tick is \(Report.format(tick)) % over this period. Window medians are in the distribution."))
         return clientPercent
     }
+    /// CPU per presence heartbeat write, the write behind most of an idle crowd's CPU: a child publishes the same
+    /// presence over and over as a quiet client's heartbeat does, and a second child upserts a row of the same size
+    /// into a raw SQLite file, one transaction each, as the floor.
+    func heartbeatWrites(rounds: Int, count: Int, into report: inout Report) throws {
+        func perWrite(_ arguments: [String]) throws -> [Double] {
+            let child = try Child(["heartbeats", "--container", container.path, "--private-data", work.appendingPathComponent("private-beat").path,
+                                   "--rounds", "\(rounds)", "--count", "\(count)"] + arguments)
+            guard child.waitFor(line: "done", timeout: 600), child.finish(timeout: 60) == 0 else {
+                _ = child.finish(timeout: 1)
+                throw BenchError("The heartbeat writer failed; its output: \(child.output.suffix(3))")
+            }
+            return child.values(for: "round").compactMap(Double.init).map { $0 / Double(count) * 1000 }
+        }
+        let raw = work.appendingPathComponent("raw-beat.sqlite")
+        try? FileManager.default.removeItem(at: raw)
+        let floor = try perWrite(["--raw", raw.path])
+        let writes = try perWrite([])
+        report.add(Figure(id: "client.heartbeatWrite.cpu", label: "CPU per presence heartbeat write (p50 of \(rounds) rounds of \(count))",
+                          value: median(writes), unit: "ms", baseline: median(floor), baselineLabel: "a row of the same size upserted by hand in raw SQLite",
+                          distribution: Distribution(writes), runs: rounds,
+                          note: "ChatClient.publishPresence with the same state each time (a quiet commit, signed, with its proof), waiting for each write, on the seeded container and alone on it. No target of its own: it is the part of client.crowd.idleCPU.presence.users that one client's own write costs, before the crowd's contention."))
+    }
+
     /// `count` idle clients at once, each with private data of its own, as a hundred people on one machine would
     /// keep them: their CPU together over `seconds`, and each one's memory; then the same crowd with presence on,
     /// as full-screen clients run it; beside as many idle Swift processes that only wait on their input

@@ -55,6 +55,8 @@ struct RunBenchmarks: ParsableCommand {
             let without = try client.idleCPU(seconds: settings.idleDuration, into: &report)
             progress("idle CPU with presence on: \(settings.idleDuration) s")
             try client.idleCPU(seconds: settings.idleDuration, presence: true, without: without, into: &report)
+            progress("CPU per presence heartbeat write: \(settings.heartbeatRounds) rounds of \(settings.heartbeatCount)")
+            try client.heartbeatWrites(rounds: settings.heartbeatRounds, count: settings.heartbeatCount, into: &report)
             progress("idle CPU and memory of \(settings.idleClientCount) idle clients: \(settings.idleDuration) s, then \(settings.presenceDuration) s with presence on")
             try client.idleCrowd(clients: settings.idleClientCount, seconds: settings.idleDuration, presenceSeconds: settings.presenceDuration, into: &report)
         }
