@@ -157,4 +157,40 @@ import Testing
             Issue.record("unexpected error \(error)")
         }
     }
+
+    /// A date is settled by arithmetic to what trips through its stored text would make it: what a reader holds,
+    /// which comes back from its text unchanged, so the record a writer hands back is the one a reader decodes.
+    @Test func aSettledDateIsWhatTripsThroughTheStoredTextMakeIt() throws {
+        func text(_ date: Date) throws -> String { try FieldCoding.encode(["d": .date(date)]) }
+        func read(_ text: String) throws -> Date { try #require(try decode(text)["d"]?.dateValue) }
+        /// Trips through the text until the text stays the same.
+        func tripped(_ date: Date) throws -> Date {
+            var current = date
+            var stored = try text(current)
+            for _ in 0..<4 {
+                let next = try read(stored)
+                let again = try text(next)
+                current = next
+                if again == stored { break }
+                stored = again
+            }
+            return current
+        }
+        var generator = SeededGenerator(seed: 20261207)
+        let awkward = [0, 1e-7, -1e-7, 978_307_200.000_000_1, 1_800_000_000.123_456_7, -62_135_596_800, 253_402_300_799]
+            .map { Date(timeIntervalSince1970: $0) }
+        let dates = awkward + (0..<20_000).map { _ in
+            Date(timeIntervalSinceReferenceDate: Double.random(in: 5e8...1e9, using: &generator))
+        }
+        var moved = 0
+        for date in dates {
+            let settled = RecordSignature.settled(date)
+            #expect(settled.timeIntervalSinceReferenceDate.bitPattern == (try tripped(date)).timeIntervalSinceReferenceDate.bitPattern, "\(date.timeIntervalSinceReferenceDate)")
+            let stored = try text(settled)
+            #expect(try read(stored).timeIntervalSinceReferenceDate.bitPattern == settled.timeIntervalSinceReferenceDate.bitPattern)
+            #expect(try text(date) == stored, "settling changes what a reader holds, never the text that is signed")
+            if settled.timeIntervalSinceReferenceDate.bitPattern != date.timeIntervalSinceReferenceDate.bitPattern { moved += 1 }
+        }
+        #expect(moved > 0, "some dates do come back from a trip moved, so settling them is tested")
+    }
 }

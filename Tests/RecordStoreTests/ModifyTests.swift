@@ -387,4 +387,55 @@ extension ModifyTests {
         #expect(fine.partialFailure == nil)
         #expect(try db.fetchChanges(in: zone, since: nil).changedRecords.count == 2)
     }
+
+    /// A record saved over and over (a heartbeat) is signed under the lock only; saved new again after a delete,
+    /// it is signed as new, and a signature left on it from an old version counts for nothing.
+    @Test(arguments: TestEngine.available) func aRecordReplacedLatelyIsSignedAsWhatItTurnsOutToBe(engine: TestEngine) throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: engine)
+        let db = container.publicDatabase
+        let keys = try #require(container.accountKeys)
+        let id = RecordID(recordName: "presence.me")
+        func beat(_ n: Int, signature: FieldValue? = nil) throws -> Record {
+            var record = Record(recordType: "Presence", recordID: id)
+            record["seen"] = .date(Date(timeIntervalSinceReferenceDate: 8e8 + Double(n) / 7))
+            record["state"] = .string("online \(n)")
+            record.signature = signature
+            try db.modifyRecords(saving: [record], deleting: [], savePolicy: .allKeys).check()
+            return try db.record(for: id)
+        }
+        var last = try beat(0)
+        #expect(keys.check(last, keep: false) == .verified)
+        for n in 1...3 {
+            let stored = try beat(n)
+            #expect(keys.check(stored, keep: false) == .verified)
+            #expect(RecordSignature.parse(stored.signature)?.replacing == last.recordChangeTag)
+            last = stored
+        }
+        try db.modifyRecords(saving: [], deleting: [id]).check()
+        let again = try beat(4, signature: last.signature)
+        #expect(keys.check(again, keep: false) == .verified)
+        #expect(RecordSignature.parse(again.signature)?.replacing == nil)
+    }
+
+    /// A date no reader would take (outside the years 1 to 9999) is refused when saved, alone or in a list,
+    /// in either database, rather than stored where it reads as damage.
+    @Test(arguments: TestEngine.available) func aDateNoReaderTakesIsRefusedWhenSaved(engine: TestEngine) throws {
+        let dir = try TemporaryDirectory()
+        let container = try dir.container(engine: engine)
+        let last = Date(timeIntervalSince1970: 253_402_300_799), beyond = Date(timeIntervalSince1970: 253_402_300_800)
+        for db in [container.publicDatabase, container.privateDatabase] {
+            for value: FieldValue in [.date(beyond), .list([.date(last), .date(beyond)]), .date(Date(timeIntervalSince1970: -62_135_596_801))] {
+                var record = Record(recordType: "Note")
+                record["when"] = value
+                let result = try db.modifyRecords(saving: [record], deleting: [])
+                #expect(result.saveResults[record.recordID]?.failure?.code == .invalidArguments, "\(db.scope) \(value)")
+                #expect((try? db.record(for: record.recordID)) == nil)
+            }
+            var record = Record(recordType: "Note")
+            record["when"] = .date(last)
+            try db.modifyRecords(saving: [record], deleting: []).check()
+            #expect(try db.record(for: record.recordID)["when"]?.dateValue == last)
+        }
+    }
 }

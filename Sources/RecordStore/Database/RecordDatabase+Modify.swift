@@ -235,9 +235,15 @@ extension RecordDatabase {
 
     /// Signs a new record before the write lock is taken, as its creator and replacing nothing: `saveOne`
     /// keeps this signature when the record turns out to be new, and signs again, inside the lock, only an update.
+    /// A record this database replaced lately will most likely be an update again, so it is left to `saveOne`.
     private func presigned(_ record: Record) throws -> Record {
         guard scope == .public, let signer, record.recordChangeTag == nil else { return record }
-        let fields = try RecordSignature.settled(record.fields, zone: record.recordID.zoneID, assetsDirectory: assets.directory)
+        if replacedLately.withLock({ $0.contains(record.recordID) }) {
+            var unsigned = record
+            unsigned.signature = nil
+            return unsigned
+        }
+        let fields = RecordSignature.settled(record.fields)
         let message = try RecordSignature.message(type: record.recordType, id: record.recordID, creator: user.recordID.recordName,
                                                   replacing: nil, fields: fields)
         var copy = record
@@ -249,7 +255,7 @@ extension RecordDatabase {
     /// Signs the version `record` will be stored as: by `creator`, replacing the version tagged `replacing`.
     private func sign(_ record: inout Record, creator: String, replacing: String?) throws {
         guard scope == .public, let signer else { return }
-        let settled = try RecordSignature.settled(record.fields, zone: record.recordID.zoneID, assetsDirectory: assets.directory)
+        let settled = RecordSignature.settled(record.fields)
         let message = try RecordSignature.message(type: record.recordType, id: record.recordID, creator: creator, replacing: replacing, fields: settled)
         record.replaceFields(settled)
         record.signature = RecordSignature.fieldValue(signature: try signer.sign(message), replacing: replacing)
@@ -352,6 +358,12 @@ extension RecordDatabase {
         for asset in stored.assets {
             guard let hash = asset.contentHash else { continue }
             try assets.place(hash: hash, from: write.sources[hash] ?? asset.fileURL)
+        }
+        if existing != nil, scope == .public, signer != nil {
+            replacedLately.withLock { ids in
+                if ids.count >= Self.replacedLatelyLimit { ids.removeAll(keepingCapacity: true) }
+                ids.insert(id)
+            }
         }
         if let existing {
             write.orphanedAssets.formUnion(Set(existing.assets.compactMap(\.contentHash)).subtracting(stored.assets.compactMap(\.contentHash)))

@@ -20,6 +20,10 @@ public final class RecordDatabase: Sendable {
     let signer: IdentityKeys?
     /// Subscriptions decoded before, by the exact row they were decoded from (`allSubscriptions`).
     let decodedSubscriptions = Mutex<[StoredSubscription: Subscription]>([:])
+    /// Records this database replaced lately (a presence, a typing notice, a read marker): saved again, they
+    /// are signed once, under the lock, rather than also before it as if they were new.
+    let replacedLately = Mutex<Set<RecordID>>([])
+    static let replacedLatelyLimit = 256
 
     init(scope: Scope, storage: any RecordStorage, assets: AssetStore, user: UserIdentity, historyLimit: Int, signer: IdentityKeys? = nil) {
         self.scope = scope

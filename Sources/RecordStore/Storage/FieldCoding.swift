@@ -92,7 +92,12 @@ enum FieldCoding {
             out += String(sidecar?.assets.count ?? 0)
             sidecar?.assets.append(a)
         case .bytes(let d): appendString(d.base64EncodedString(), to: &out)
-        case .date(let d): out += try number(d.timeIntervalSince1970, key: key)
+        case .date(let d):
+            // A reader refuses a date outside the years 1 to 9999 as damage, so none is stored.
+            guard StoredColumns.dateRange.contains(d.timeIntervalSince1970) else {
+                throw StoreError(.invalidArguments, "Field '\(key)' holds a date outside the years 1 to 9999, which cannot be stored.")
+            }
+            out += try number(d.timeIntervalSince1970, key: key)
         case .location(let l): out += "[\(try number(l.latitude, key: key)),\(try number(l.longitude, key: key))]"
         case .reference(let r): appendString(r.recordID.recordName, to: &out)
         case .asset(let a):
