@@ -25,7 +25,12 @@ import Foundation
 public enum QuietCommits {
     /// How long after a bell a watcher listens for bells alone, in seconds: a commit that rings
     /// nothing meanwhile is read when this lapses.
-    public static let watchersTrustBells = 2.0
+    ///
+    /// Each quiet bell wakes every watcher, and each lapse makes every watcher look. With a hundred
+    /// heartbeats a minute, 2 s let the trust lapse a few times a minute in each client and rang a
+    /// bell every second or two; 5 s rings half as often and lets it lapse hardly ever (BENCHMARKS.md,
+    /// thirtieth round).
+    public static let watchersTrustBells = 5.0
 
     /// Whether commits on the current thread or task are quiet.
     @TaskLocal public static var active = false
