@@ -120,7 +120,8 @@ struct ClientBenchmarks {
             return child.values(for: "round").compactMap(Double.init).map { $0 / Double(count) * 1000 }
         }
         let raw = work.appendingPathComponent("raw-beat.sqlite")
-        try? FileManager.default.removeItem(at: raw)
+        // The work directory is kept between runs: a log left beside a new file would be replayed into it.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: raw.path + suffix) }
         let floor = try perWrite(["--raw", raw.path])
         let writes = try perWrite([])
         report.add(Figure(id: "client.heartbeatWrite.cpu", label: "CPU per presence heartbeat write (p50 of \(rounds) rounds of \(count))",
