@@ -197,7 +197,7 @@ struct IdleClient: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "idle")
     @OptionGroup var store: ChildStore
 
-    @Flag(help: "Run presence as a quiet full-screen client does: online at start, a tick every 5 s, a heartbeat when due, events drained.")
+    @Flag(help: "Run presence as a quiet full-screen client does: online at start, a tick when the heartbeat is due (at most 30 s apart), events drained.")
     var presence = false
 
     @Flag(help: "With --presence, follow others' presence, as a full-screen client whose member list is shown does; by default none is followed, as with the list hidden.")
@@ -220,7 +220,9 @@ struct IdleClient: ParsableCommand {
         while true {
             var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: client.eventDescriptor, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&fds, 2, MainLoop.quietTickMilliseconds)
+            // As a quiet full-screen client sleeps: until its heartbeat is due, or the longest quiet wait.
+            let wait = MainLoop.quietWait(until: session.beacon?.nextDue) / .milliseconds(1)
+            _ = poll(&fds, 2, Int32(wait.rounded(.up)))
             if fds[0].revents != 0, read(STDIN_FILENO, &buffer, buffer.count) <= 0 { return }
             if fds[1].revents != 0 { _ = client.drainEvents() }
             session.tickPresence()

@@ -21,6 +21,38 @@ struct PresenceTests {
         #expect(beacon.activity(now: start + 705) == .init(state: .online, reason: ""))
     }
 
+    /// A quiet client ticks only when its beacon says a write is due. Over an hour of keys, `/away`, `/back`
+    /// and idling, it must write what a beacon ticked every second writes, each within the same second.
+    @Test func aBeaconTickedOnlyWhenDueWritesWhatOneTickedEverySecondDoes() {
+        /// An hour: keys at 200 and 2000 s, away by choice from 1000 to 1400 s; ticked each second that `ticks` allows.
+        func writes(ticks: (PresenceBeacon, Date) -> Bool) -> [String] {
+            var beacon = PresenceBeacon(autoAwayAfter: 300, now: start)
+            var written: [String] = []
+            func note(_ write: PresenceBeacon.Write?, _ second: Int) {
+                if let write { written.append("\(second) \(write.state) \(write.reason)") }
+            }
+            note(beacon.start(now: start), 0)
+            for second in 1...3600 {
+                let now = start + Double(second)
+                switch second {
+                case 200, 2000: note(beacon.activity(now: now), second)
+                case 1000: note(beacon.away("lunch", now: now), second)
+                case 1400: note(beacon.back(now: now), second)
+                default: break
+                }
+                if ticks(beacon, now) { note(beacon.tick(now: now), second) }
+            }
+            return written
+        }
+        let everySecond = writes { _, _ in true }
+        let whenDue = writes { beacon, now in beacon.nextDue <= now }
+        #expect(whenDue == everySecond)
+        #expect(everySecond.count > 60, "a heartbeat a minute, and the changes")
+        #expect(everySecond.contains("500 away idle"), "idle 300 s after the key at 200 s")
+        #expect(everySecond.contains("2300 away idle"))
+        #expect(everySecond.contains("1060 away lunch"), "away by choice still beats")
+    }
+
     @Test func awayByChoiceStaysUntilBackAndIdleNeverOverridesIt() {
         var beacon = PresenceBeacon(autoAwayAfter: 60, now: start)
         _ = beacon.start(now: start)

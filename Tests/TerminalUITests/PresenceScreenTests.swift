@@ -67,4 +67,34 @@ import Testing
         #expect(screen.state.members.first?.presence == .offline, "no heartbeat for 150 s reads as offline")
         #expect(screen.render().lines.contains { $0.contains("○ ada") })
     }
+
+    /// A quiet screen sleeps until its tick would change something: its own heartbeat, or, while the member
+    /// list is shown, someone listed going stale. A due that came too late leaves a mark wrong; one too soon
+    /// wakes the client for nothing.
+    @Test func aQuietScreenTicksWhenItsHeartbeatIsDueOrSomeoneListedGoesStale() throws {
+        let sandbox = ChatScreenTests.Sandbox()
+        let client = try sandbox.client()
+        let screen = try ChatScreen(client: client, width: 100, height: 20, renderOptions: RenderOptions(usesColor: false))
+        let beat = try #require(screen.session.beacon?.nextDue)
+        let now = Date()
+        #expect(beat > now && beat <= now + Presence.heartbeat, "the first heartbeat is due within a minute of the start")
+        #expect(screen.nextTickDue(now: now) == beat)
+
+        let bob = UserID(rawValue: "_1002_bob")
+        let bobSeen = now - Presence.staleAfter + 10
+        screen.handle(.presence(Presence(user: bob, handle: "bob", state: .online, seen: bobSeen)))
+        #expect(screen.nextTickDue(now: now) == beat, "with the list hidden, nobody's staleness is shown")
+
+        screen.handle(.key(.function(2)))
+        #expect(screen.state.showsMemberList)
+        screen.handle(.presence(Presence(user: bob, handle: "bob", state: .online, seen: bobSeen)))
+        let stale = bobSeen + Presence.staleAfter
+        #expect(screen.nextTickDue(now: now) == min(beat, stale), "bob goes stale in 10 s")
+        let carol = UserID(rawValue: "_1003_carol")
+        screen.handle(.presence(Presence(user: carol, handle: "carol", state: .offline, seen: now)))
+        #expect(screen.nextTickDue(now: now) == min(beat, stale), "someone already offline changes nothing")
+
+        // Once bob reads as offline, the next tick is the heartbeat's again.
+        #expect(screen.nextTickDue(now: stale + 0.001) == beat)
+    }
 }

@@ -77,6 +77,15 @@ public struct PresenceBeacon: Sendable, Equatable {
         return written(now)
     }
 
+    /// When ``tick(now:)`` next has something to write: the heartbeat, or going idle. A client
+    /// that sleeps until then misses nothing of its own presence; before ``start(now:)``, at once.
+    public var nextDue: Date {
+        guard let lastWrite else { return lastActivity }
+        let heartbeat = lastWrite + Presence.heartbeat
+        guard let autoAwayAfter, !idle, chosenAway == nil else { return heartbeat }
+        return min(heartbeat, lastActivity + autoAwayAfter)
+    }
+
     private mutating func written(_ now: Date) -> Write {
         lastWrite = now
         return current

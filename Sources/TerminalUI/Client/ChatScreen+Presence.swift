@@ -22,6 +22,11 @@ struct PresenceBoard {
     /// Their message arrived: they stopped typing it.
     mutating func stoppedTyping(_ user: UserID) { typists[user] = nil }
 
+    /// When the next presence that reads as online or away goes stale, and so reads as offline; nil for none.
+    func nextStale(now: Date) -> Date? {
+        presences.values.lazy.filter { $0.state(at: now) != .offline }.map { $0.seen + Presence.staleAfter }.min()
+    }
+
     /// Forgets the indicators that ran out.
     mutating func expire(now: Date) { typists = typists.filter { $0.value.until > now } }
 

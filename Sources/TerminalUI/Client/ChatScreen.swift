@@ -188,13 +188,21 @@ public final class ChatScreen {
 
     /// Whether nothing on screen counts down and nothing happened for ``quietAfter`` seconds: no banner
     /// or typist shown, no wait for the database, no helper program running, the read marker where it
-    /// belongs. A quiet client needs a tick every few seconds (presence, a missed resize), not every second.
+    /// belongs. A quiet client needs a tick only when ``nextTickDue(now:)`` says, not every second.
     public func isQuiet(now: Date = Date()) -> Bool {
         guard state.banner == nil, state.status.typing.isEmpty, sync.waitingSince == nil, sync.lockedBuffer == nil,
               now.timeIntervalSince(lastBusy) >= Self.quietAfter,
               session.helpers.running == 0, (hook?.processes.running ?? 0) == 0 else { return false }
         guard let following = followedToNewest, let newest = newestMessageTime else { return true }
         return (markedUpTo[following] ?? .distantPast) >= newest
+    }
+
+    /// When a quiet client's tick next changes something: its own heartbeat or going idle, or someone in the
+    /// member list going stale; nil when nothing is due. Nothing else a tick does can change while quiet,
+    /// but for a resize the terminal did not signal, which the loop's longest quiet wait bounds.
+    public func nextTickDue(now: Date = Date()) -> Date? {
+        let stale = state.showsMemberList ? presence.nextStale(now: now) : nil
+        return [session.beacon?.nextDue, stale].compactMap { $0 }.min()
     }
 
     // MARK: Channels and conversations

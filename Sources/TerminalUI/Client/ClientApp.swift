@@ -65,7 +65,10 @@ public enum ClientApp {
         var frames = FramePacing()
         let pace = TickPace()
         try MainLoop.run(terminal: terminal, eventDescriptor: client.eventDescriptor, pace: pace) { event, terminal in
-            defer { pace.quiet = screen?.isQuiet() ?? false }
+            defer {
+                pace.quiet = screen?.isQuiet() ?? false
+                pace.due = pace.quiet ? screen?.nextTickDue() : nil
+            }
             let wasOpening = screen == nil
             openScreen(terminal)
             if failure != nil { return .stop }
