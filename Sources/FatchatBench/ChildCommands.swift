@@ -221,7 +221,7 @@ struct IdleClient: ParsableCommand {
             var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: client.eventDescriptor, events: Int16(POLLIN), revents: 0)]
             // As a quiet full-screen client sleeps: until its heartbeat is due, or the longest quiet wait.
-            let wait = MainLoop.quietWait(until: session.beacon?.nextDue) / .milliseconds(1)
+            let wait = TickPace().quietWait(until: session.beacon?.nextDue) / .milliseconds(1)
             _ = poll(&fds, 2, Int32(wait.rounded(.up)))
             if fds[0].revents != 0, read(STDIN_FILENO, &buffer, buffer.count) <= 0 { return }
             if fds[1].revents != 0 { _ = client.drainEvents() }

@@ -73,14 +73,32 @@ public final class BotRunner {
         let loop = try EventLoop()
         var reader = InputReader(descriptor: options.input)
         var quitting = false
-        loop.watch(client.eventDescriptor) { [self] _ in drainEvents() }
-        // Heartbeats, going idle and reaping hooks: a few seconds' precision is plenty, and costs less idle CPU than one a second.
-        _ = loop.schedule(after: .seconds(5), repeating: .seconds(5)) { [self] in
+        // Heartbeats, going idle and reaping hooks: a few seconds' precision is plenty while a hook runs;
+        // otherwise a tick comes when the heartbeat or going idle is due.
+        let pace = TickPace(busy: .seconds(5))
+        /// A hook that runs wants ticks every few seconds, until it is reaped.
+        func setPace() {
+            pace.quiet = session.helpers.running == 0 && (hook?.processes.running ?? 0) == 0
+            pace.due = session.beacon?.nextDue
+        }
+        setPace()
+        let ticker = Ticker(loop: loop, pace: pace) { [self] in
             session.tickPresence()
             hook?.processes.reap()
+            setPace()
+        }
+        /// After each event, which may have started a hook.
+        func repace() {
+            setPace()
+            ticker.retime()
+        }
+        loop.watch(client.eventDescriptor) { [self] _ in
+            drainEvents()
+            repace()
         }
         // `unowned loop`: the loop keeps this handler, which must not keep the loop in turn.
         loop.watch(options.input) { [self, unowned loop] _ in
+            defer { repace() }
             guard let pieces = reader.read() else { return }
             for piece in pieces {
                 if process(piece) == .quit {
