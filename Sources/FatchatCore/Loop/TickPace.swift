@@ -55,7 +55,7 @@ public final class TickPace {
 /// Delivers ticks on an ``EventLoop`` at a ``TickPace``; the owner calls ``retime()`` after each event, and a tick
 /// may set the pace too, as it is retimed after each.
 public final class Ticker {
-    public let pace: TickPace
+    private let pace: TickPace
     private unowned let loop: EventLoop
     private let tick: () throws -> Void
     private var running: (registration: EventLoop.Registration, timer: TickPace.Timer)?
