@@ -58,7 +58,7 @@ struct DeliveryBenchmark {
             let baseline = try pipeLatencies(receivers: receivers, interval: 1 / perSecond)
             let (latencies, lost, cpu, commits) = try engineLatencies(mode: .local, receivers: receivers, postgresURL: url)
             let measured = Distribution(latencies), floor = Distribution(baseline)
-            let note = "\(messages) commits, \(Self.pace(interval(.local))), × \(receivers) receiver(s) through PostgreSQL (\(url)), LISTEN/NOTIFY then a fetch from the token; \(lost) deliveries missing; \(cpu.note). Each receiver holds two connections (LISTEN and queries)."
+            let note = "\(messages) commits, \(Self.pace(interval(.local))), × \(receivers) receiver(s) through PostgreSQL (\(url)), LISTEN/NOTIFY then a fetch from the token; \(lost) deliveries missing; \(cpu.note). Each receiver holds one connection, which listens and fetches."
             for (quantile, value, base, limit) in [("p50", measured.p50, floor.p50, 5.0), ("p99", measured.p99, floor.p99, 25.0)] {
                 report.add(Figure(id: "delivery.postgresql.\(receivers).\(quantile)",
                                   label: "delivery latency, postgresql, \(receivers) receiver(s), \(quantile)",

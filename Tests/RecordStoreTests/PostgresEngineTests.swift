@@ -353,6 +353,49 @@ struct PostgresEngineTests {
         #expect(try db.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["presence.loud", "presence.quiet", "loud"])
     }
 
+    @Test("A client listens on the one connection it fetches on, and listens again on the next when the server drops it")
+    func aClientListensOnTheConnectionItFetchesOn() throws {
+        let dir = try TemporaryDirectory()
+        let writer = try dir.container(engine: .postgresql).publicDatabase
+        let reader = try dir.container(engine: .postgresql).publicDatabase
+        let server = try serverOf(dir)
+        let signal = try reader.makeChangeSignal()
+        let pushes = Mutex(0)
+        signal.onPush { pushes.withLock { $0 += 1 } }
+        func pushed(beyond count: Int) -> Bool {
+            let deadline = Date().addingTimeInterval(10)
+            while pushes.withLock({ $0 }) <= count, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            return pushes.withLock { $0 } > count
+        }
+        /// A save by the writer, whose connection the server may have dropped: its first statement then fails, and the next connects.
+        func write(_ name: String) throws {
+            for attempt in 1...3 {
+                do {
+                    _ = try writer.save(Record(recordType: "Note", recordID: RecordID(recordName: name)))
+                    return
+                } catch let error as StoreError where error.code == .serviceUnavailable && attempt < 3 {}
+            }
+        }
+        _ = try signal.hasChanged()
+        try write("first")
+        #expect(pushed(beyond: 0), "the notification of the writer's commit came")
+        #expect(try signal.hasChanged())
+        #expect(try reader.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["first"])
+        let backends = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        #expect(try server(backends) == "2", "one connection for the reader, listening and fetching, and one for the writer")
+
+        let heard = pushes.withLock { $0 }
+        _ = try server("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        #expect(pushed(beyond: heard), "losing the connection that listened wakes the reader")
+        #expect(try signal.hasChanged(), "while no connection listens, a fetch is always due")
+        #expect(try reader.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["first"])
+        let relistened = pushes.withLock { $0 }
+        try write("second")
+        #expect(pushed(beyond: relistened), "the next connection listens too")
+        #expect(try signal.hasChanged())
+        #expect(try server(backends) == "2")
+    }
+
     @Test("A transaction that saves more records than the write buffer holds sends them as it goes, and the change log keeps their order")
     func aLongTransactionSendsItsBufferAsItGoes() throws {
         let dir = try TemporaryDirectory()

@@ -1,72 +1,44 @@
 import Foundation
-import PostgresNIO
 import Synchronization
 
-/// Learns of commits through `LISTEN fatchat_changes` on a connection of its own, with a poll as the fallback.
+/// Learns of commits through `LISTEN fatchat_changes` on the storage's own connection, with a poll as the fallback.
 ///
 /// Each commit that appends to the change log notifies the channel with its
 /// newest sequence number; a notification only says "fetch", and the fetch
 /// reads from the engine's saved token, so nothing depends on a notification
-/// arriving. Notifications are not durable: when the connection drops,
-/// `hasChanged` throws, the sync engine makes a new signal (connecting again,
-/// with a backoff between failed attempts of up to 5 s) and fetches from its
-/// token, so what was committed meanwhile arrives all the same. Every
-/// `pollInterval` seconds without a notification, `hasChanged` answers `true`
-/// anyway, so a lost notification costs at most that long.
+/// arriving. The fetch runs on the connection that listened, so the server
+/// backend that passed the notification on answers it, warm, and a client holds
+/// one connection, not two.
+///
+/// Notifications are not durable: while no connection listens (it dropped, or
+/// the server is down), `hasChanged` answers `true` at every call, and the
+/// fetch that follows connects again, listens first, and reads from the token,
+/// so what was committed meanwhile arrives all the same. Every `pollInterval`
+/// seconds without a notification, `hasChanged` answers `true` anyway, so a
+/// lost notification costs at most that long.
 final class PostgresChangeSignal: StorageChangeSignal {
     /// How long a quiet connection is trusted before a fetch is made anyway.
     static let pollInterval: Double = 5
 
-    private struct State {
-        var notified = false
-        var lost = false
-        var asked = false
-        var lastTrue = Date()
-        var wake: (@Sendable () -> Void)?
-    }
-
-    /// The state, shared with postgres-nio's callbacks on its event loop.
-    private final class Shared: Sendable {
-        let state = Mutex(State())
-    }
-
     /// When the next connection attempt may be made after failures, per process.
     private static let backoff = Mutex<(failures: Int, notBefore: Date)>((0, .distantPast))
 
-    private let connection: PostgresConnection
-    private let shared = Shared()
-    private let endpoint: PostgresEndpoint
+    private let session: PostgresSession
+    private let listener = ChangeListener()
 
-    init(endpoint: PostgresEndpoint, naming: ContainerNaming) throws {
-        self.endpoint = endpoint
+    /// Listens on `session`'s connection, connecting first if it has none; after a failed attempt, the
+    /// next waits from 0.2 s up to 5 s, so a hundred clients do not knock at a server that is starting.
+    init(session: PostgresSession) throws {
+        self.session = session
+        let endpoint = session.endpoint
         let wait = Self.backoff.withLock { $0.notBefore.timeIntervalSinceNow }
         if wait > 0 {
             throw StoreError(.serviceUnavailable, "The PostgreSQL server at \(endpoint.place) did not answer; trying again in \(String(format: "%.1f", wait)) s. Messages wait in the outbox until it answers.")
         }
-        let session = PostgresSession(endpoint: endpoint, naming: naming)
-        var opened: PostgresConnection?
         do {
-            let connection = try session.connect()
-            opened = connection
-            let shared = self.shared
-            connection.addListener(channel: PostgresSchema.channel) { _, _ in
-                let wake = shared.state.withLock { state -> (@Sendable () -> Void)? in
-                    state.notified = true
-                    return state.wake
-                }
-                wake?()
-            }
-            connection.closeFuture.whenComplete { _ in
-                let wake = shared.state.withLock { state -> (@Sendable () -> Void)? in
-                    state.lost = true
-                    return state.wake
-                }
-                wake?()
-            }
-            try PostgresLink(connection: connection, session: session).execute("LISTEN \(PostgresSchema.channel)")
-            self.connection = connection
+            try session.addListener(listener)
         } catch {
-            if let opened { PostgresSession.close(opened) }
+            session.removeListener(listener)
             Self.backoff.withLock { backoff in
                 backoff.failures += 1
                 backoff.notBefore = Date().addingTimeInterval(min(0.1 * pow(2, Double(min(backoff.failures, 10))), 5))
@@ -77,23 +49,63 @@ final class PostgresChangeSignal: StorageChangeSignal {
     }
 
     deinit {
-        PostgresSession.close(connection)
+        session.removeListener(listener)
     }
 
     func hasChanged() throws -> Bool {
-        try shared.state.withLock { state in
-            if state.lost {
-                throw StoreError(.serviceUnavailable, "The connection to the PostgreSQL server at \(endpoint.place) was lost; reconnecting, then fetching everything since the saved token.")
-            }
-            let due = !state.asked || state.notified || -state.lastTrue.timeIntervalSinceNow >= Self.pollInterval
+        listener.isDue(pollInterval: Self.pollInterval)
+    }
+
+    func onPush(_ wake: @escaping @Sendable () -> Void) {
+        listener.onPush(wake)
+    }
+}
+
+/// What a session's connection told a `PostgresChangeSignal`; called on postgres-nio's event loop.
+final class ChangeListener: Sendable {
+    private struct State {
+        var notified = false
+        var listens = false
+        var asked = false
+        var lastTrue = Date()
+        var wake: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    /// A notification came.
+    func heard() {
+        state.withLock { state -> (@Sendable () -> Void)? in
+            state.notified = true
+            return state.wake
+        }?()
+    }
+
+    /// A connection listens now; notifications sent before it were not heard.
+    func listening() {
+        state.withLock { $0.listens = true }
+    }
+
+    /// The connection that listened closed.
+    func lost() {
+        state.withLock { state -> (@Sendable () -> Void)? in
+            state.listens = false
+            return state.wake
+        }?()
+    }
+
+    func onPush(_ wake: @escaping @Sendable () -> Void) {
+        state.withLock { $0.wake = wake }
+    }
+
+    /// Whether a fetch is due: the first call, a notification since the last, no connection listening, or `pollInterval` of quiet.
+    func isDue(pollInterval: Double) -> Bool {
+        state.withLock { state in
+            let due = !state.asked || state.notified || !state.listens || -state.lastTrue.timeIntervalSinceNow >= pollInterval
             state.asked = true
             state.notified = false
             if due { state.lastTrue = Date() }
             return due
         }
-    }
-
-    func onPush(_ wake: @escaping @Sendable () -> Void) {
-        shared.state.withLock { $0.wake = wake }
     }
 }

@@ -27,6 +27,8 @@ final class PostgresSession: Sendable {
     private let preparedNames = Mutex<(connection: PostgresConnection?, names: Set<String>)>((nil, []))
     /// Set by a prepared statement that failed: the connection is dropped once its caller is done, since it may keep the failure.
     private let dropConnection = Atomic<Bool>(false)
+    /// Who hears the change channel's notifications, and the connection that `LISTEN`s for them, if any.
+    private let listening = Mutex<(listeners: [ObjectIdentifier: ChangeListener], connection: PostgresConnection?)>(([:], nil))
 
     init(endpoint: PostgresEndpoint, naming: ContainerNaming) {
         self.endpoint = endpoint
@@ -51,6 +53,7 @@ final class PostgresSession: Sendable {
                     open = try connect()
                 }
                 slot = open
+                try listen(on: open)
                 result = .success(try body(PostgresLink(connection: open, session: self)))
             } catch {
                 if let open = slot, open.isClosed || Self.isConnectionLost(error) {
@@ -65,6 +68,66 @@ final class PostgresSession: Sendable {
             }
         }
         return try result.get()
+    }
+
+    /// Hears the change channel on the session's own connection from now on, connecting if there is none yet.
+    ///
+    /// A receiver's fetch then runs on the connection its notification came on, so each
+    /// client keeps one server backend busy per commit, not two (`BENCHMARKS.md`,
+    /// thirty-second round). Every connection the session opens later listens before
+    /// its first use; while none does, `listener.isListening` is false.
+    func addListener(_ listener: ChangeListener) throws {
+        listening.withLock { $0.listeners[ObjectIdentifier(listener)] = listener }
+        try withLink { _ in }
+        listening.withLock { state in
+            if state.connection != nil { listener.listening() }
+        }
+    }
+
+    func removeListener(_ listener: ChangeListener) {
+        listening.withLock { $0.listeners[ObjectIdentifier(listener)] = nil }
+    }
+
+    /// Sends `LISTEN` on `connection` the first time it is used while someone listens, and tells the listeners when it closes.
+    ///
+    /// The channel stays listened to when the last listener goes; its notifications are then dropped here.
+    private func listen(on connection: PostgresConnection) throws {
+        let wanted = listening.withLock { state -> Bool in
+            guard !state.listeners.isEmpty, state.connection !== connection else { return false }
+            state.connection = connection
+            return true
+        }
+        guard wanted else { return }
+        connection.addListener(channel: PostgresSchema.channel) { [weak self] _, _ in
+            self?.tellListeners { $0.heard() }
+        }
+        connection.closeFuture.whenComplete { [weak self, weak connection] _ in
+            guard let self, self.forget(connection) else { return }
+            tellListeners { $0.lost() }
+        }
+        do {
+            try PostgresLink(connection: connection, session: self).execute("LISTEN \(PostgresSchema.channel)")
+        } catch {
+            _ = forget(connection)
+            throw error
+        }
+        listening.withLock { state in
+            guard state.connection === connection else { return }
+            state.listeners.values.forEach { $0.listening() }
+        }
+    }
+
+    /// Stops counting `connection` as the one that listens; returns whether it was.
+    private func forget(_ connection: PostgresConnection?) -> Bool {
+        listening.withLock { state in
+            guard let connection, state.connection === connection else { return false }
+            state.connection = nil
+            return true
+        }
+    }
+
+    private func tellListeners(_ tell: (ChangeListener) -> Void) {
+        listening.withLock { Array($0.listeners.values) }.forEach(tell)
     }
 
     /// Keeps a read-only transaction's COMMIT, sent on the connection, for the next caller to check.

@@ -173,9 +173,9 @@ final class PostgresStorage: RecordStorage {
         }
     }
 
-    /// A signal fed by `LISTEN fatchat_changes` on a connection of its own.
+    /// A signal fed by `LISTEN fatchat_changes` on the session's connection.
     func makeChangeSignal() throws -> any StorageChangeSignal {
-        try PostgresChangeSignal(endpoint: session.endpoint, naming: naming)
+        try PostgresChangeSignal(session: session)
     }
 
     /// Keys are rows of `fatchat.identity`, read and written on this storage's connection.
