@@ -197,7 +197,7 @@ struct LogBenchmark {
         let timeout = Double(deliveryMessages) * interval * 1.5 + 30
         let children = try (0..<receivers).map { k in
             try Child(["receive", "--container", containerB.path, "--private-data", privateRoot.appendingPathComponent("private-\(run)-\(k)").path,
-                       "--engine", "log", "--expect", "\(deliveryMessages)", "--timeout", "\(timeout)", "--no-inotify"])
+                       "--engine", "log", "--expect", "\(deliveryMessages)", "--timeout", "\(timeout)"])
         }
         try startTogether(children, timeout: 120)
         for _ in 0..<deliveryMessages {
@@ -213,14 +213,17 @@ struct LogBenchmark {
         let missing = deliveryMessages * receivers - latencies.count
         let through = b == a ? "the same mount" : "mount B"
         let cpu = DeliveryBenchmark.receiverCPU(children, messages: deliveryMessages)
-        let note = "\(deliveryMessages) commits through mount A of two \(setup), \(receivers) receiver(s) polling (inotify off) through \(through); \(missing) not seen; \(cpu.note)."
+        let note = "\(deliveryMessages) commits through mount A of two \(setup), \(receivers) receiver(s) polling through \(through) and watching logs/ as a client does (the writer's bell reaches only watchers on its own mount); \(missing) not seen; \(cpu.note)."
         let prefix = receivers == 1 ? "log.delivery.\(filesystem)" : "log.delivery.\(filesystem).\(receivers)"
         let crowd = "\(receivers) receivers, \(b == a ? "one bindfs mount" : "two \(filesystem) mounts")"
         let label = receivers == 1 ? "log delivery latency across two \(filesystem) mounts" : "log delivery latency, \(crowd)"
-        let rows: [(quantile: String, value: Double, target: Target?)] = [("p50", measured.p50, .atMost(poll * 1.5 * 1000, "ms")), ("p99", measured.p99, nil)]
+        // One receiver across two mounts: within a poll and a half. A crowd: issue 18's delivery figures.
+        let rows: [(quantile: String, value: Double, target: Target?)] = receivers == 1
+            ? [("p50", measured.p50, .atMost(poll * 1.5 * 1000, "ms")), ("p99", measured.p99, nil)]
+            : [("p50", measured.p50, .atMost(20, "ms")), ("p99", measured.p99, .atMost(100, "ms"))]
         for (quantile, value, target) in rows {
             report.add(Figure(id: "\(prefix).\(quantile)", label: "\(label), \(quantile)",
-                              value: value, unit: "ms", baseline: poll * 1000, baselineLabel: "poll interval", target: receivers == 1 ? target : nil,
+                              value: value, unit: "ms", baseline: poll * 1000, baselineLabel: "poll interval", target: target,
                               distribution: measured, runs: latencies.count, note: quantile == "p50" ? note : nil))
         }
         if receivers > 1 {

@@ -10,7 +10,10 @@ import Synchronization
 ///
 /// A writer on a local `sqlite` container touches the directory's times once
 /// its commit is visible: the bell (see `SQLiteSettings.ringBell`), an
-/// attribute change of the directory itself. Once a bell has rung, the watcher
+/// attribute change of the directory itself. On the `log` engine the watched
+/// directory is `logs/`, whose times a writer touches once its entries are in
+/// its log (`LogStorage.write`); other machines' writers ring nothing here, so
+/// that engine keeps its poll. Once a bell has rung, the watcher
 /// trusts the writers to ring: for `trustInBells` it narrows its watch to the
 /// directory's attributes, so a commit wakes it once, not at each page SQLite
 /// writes to its log. A writer that does not ring (another program on the file)

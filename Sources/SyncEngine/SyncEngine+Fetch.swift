@@ -119,9 +119,10 @@ extension SyncEngine {
                     signal?.onPush { [watcher] in watcher.wake() }
                 }
                 let changed: Bool
-                if wake == .committed {
+                if wake == .committed, signal?.readsWhenAsked == false {
                     // A bell is rung once a commit is visible, so the signal is not asked: its read costs about
                     // a quarter of a fetch (BENCHMARKS.md, twentieth round). A bell rung by anyone else costs a fetch.
+                    // The log engine's signal is asked all the same: its answer is what reads the logs.
                     changed = true
                 } else {
                     // The timer's look, with no recheck under way, is spared at files that have not changed;

@@ -86,7 +86,7 @@ public final class SyncEngine: Sendable {
         self.container = container
         self.configuration = configuration
         self.outbox = try Outbox(database: container.privateDatabase)
-        self.watcher = try ChangeWatcher(directory: container.url, quietBell: container.quietBellName, useInotify: configuration.useInotify)
+        self.watcher = try ChangeWatcher(directory: container.bellDirectory, quietBell: container.quietBellName, useInotify: configuration.useInotify)
         self.sendWake = try ChangeWatcher(directory: container.url, useInotify: false)
         self.pollInterval = configuration.pollInterval ?? Self.defaultPollInterval(container, inotify: watcher.seesFilesystemEvents)
     }

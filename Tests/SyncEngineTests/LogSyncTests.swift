@@ -26,4 +26,29 @@ import Testing
         #expect(arrived.saved)
         #expect(arrived.deleted)
     }
+
+    @Test("A commit made on this machine rings logs/ and arrives at once, not at the poll; a quiet one waits for the next")
+    func aCommitOnThisMachineRingsTheBell() throws {
+        let dir = try TemporaryDirectory()
+        var configuration = SyncEngine.Configuration.testing()
+        configuration.pollInterval = 60
+        let reader = try open(dir, user: "reader")
+        #expect(reader.bellDirectory.lastPathComponent == "logs")
+        let engine = try SyncEngine(container: reader, configuration: configuration)
+        engine.start()
+        defer { engine.stop() }
+        var collector = EventCollector(engine: engine)
+        _ = collector.collect(timeout: 0.3) { _ in false }
+        let writer = try open(dir, user: "writer")
+
+        // With a minute between polls, only the bell brings these within seconds.
+        let arrived = try saveAndDeleteArrive("rung", from: writer, at: &collector)
+        #expect(arrived.saved)
+        #expect(arrived.deleted)
+
+        try QuietCommits.quietly { _ = try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "quiet"))) }
+        #expect(!collector.collect(timeout: 1.5) { changedNames($0).contains("quiet") }, "a quiet commit rang nothing")
+        _ = try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "loud")))
+        #expect(collector.collect(timeout: 10) { Set(changedNames($0)).isSuperset(of: ["quiet", "loud"]) }, "the next bell brought both")
+    }
 }

@@ -57,6 +57,12 @@ public final class Container: Sendable {
         engine == .sqlite && mode == .local ? ContainerDirectory.databaseName : nil
     }
 
+    /// The folder whose own attribute change is a commit's bell, for a watcher to watch: `logs/` on the
+    /// `log` engine, where each commit is appended to a log in a folder below it; the container's folder otherwise.
+    public var bellDirectory: URL {
+        engine == .log ? url.appendingPathComponent(LogDirectory.name, isDirectory: true) : url
+    }
+
     /// The user record ID of whoever runs this process.
     public var currentUserRecordID: RecordID { currentUser.recordID }
 

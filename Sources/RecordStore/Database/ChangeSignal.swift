@@ -15,6 +15,10 @@ public final class ChangeSignal: Sendable {
 
     /// Calls `wake` (on another thread) whenever the server pushes news of a commit; engines that cannot push never call it.
     public func onPush(_ wake: @escaping @Sendable () -> Void) { signal.onPush(wake) }
+
+    /// Whether asking also reads the changes in (the `log` engine's poll of the logs): then a bell,
+    /// which says a commit is there, does not spare the question, as the fetch reads only what it brought in.
+    public var readsWhenAsked: Bool { signal.readsWhenAsked }
 }
 
 extension RecordDatabase {

@@ -239,11 +239,14 @@ protocol StorageChangeSignal: Sendable {
     func hasChanged() throws -> Bool
     /// Calls `wake` whenever the server pushes news of a commit (PostgreSQL's NOTIFY), so a waiting engine asks at once.
     func onPush(_ wake: @escaping @Sendable () -> Void)
+    /// Whether `hasChanged` brings the changes in as well as telling of them (the log engine's poll), so a caller must ask even after a bell.
+    var readsWhenAsked: Bool { get }
 }
 
 extension StorageChangeSignal {
     /// Engines that only answer when asked push nothing.
     func onPush(_ wake: @escaping @Sendable () -> Void) {}
+    var readsWhenAsked: Bool { false }
 }
 
 extension RecordStorage {

@@ -86,8 +86,15 @@ final class LogStorage: RecordStorage {
 
     /// Catches up with the other logs, runs `body` on the cache, appends what it changed to this client's
     /// log and waits for the disk; only then does the cache's transaction commit.
+    ///
+    /// Once entries are in the log it rings the bell: it touches `logs/`'s times, which wakes the watchers
+    /// of every client on this machine (and on this mount) at once, where they would otherwise find the
+    /// entries at their next poll. Other machines' clients hear nothing and poll, as before. A quiet
+    /// commit (`QuietCommits`) rings nothing and is read at the next poll.
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         _ = try refresh()
+        let appended = Mutex(false)
+        defer { if appended.withLock({ $0 }) { ringBell() } }
         return try cache.write { writer in
             guard let access = writer as? SQLiteAccess else {
                 throw StoreError(.internalError, "The log engine's cache handed out a writer it does not know.")
@@ -99,6 +106,7 @@ final class LogStorage: RecordStorage {
             let replay = LogReplay(access)
             if !entries.isEmpty {
                 let (log, span) = try withOwnLog { ($0.name, try $0.append(entries)) }
+                appended.withLock { $0 = true }
                 for entry in entries { _ = try replay.remember(entry) }
                 try db(access).execute(sql: "UPDATE log_read SET offset = ? WHERE log = ? AND offset = ?",
                                        arguments: [span.end, account + "/" + log, span.start])
@@ -119,6 +127,14 @@ final class LogStorage: RecordStorage {
     }
 
     private func db(_ access: SQLiteAccess) -> GRDB.Database { access.db }
+
+    /// Touches `logs/`'s times: an attribute change of the folder itself, which `SyncEngine`'s watcher
+    /// takes as a commit to read now. Any member may write in `logs/`, so any member may ring; a bell
+    /// rung for nothing costs each watcher one poll that finds nothing.
+    private func ringBell() {
+        guard !QuietCommits.active else { return }
+        _ = futimens(logs.handle.fd, nil)
+    }
 
     /// Runs `body` with this client's log, opened (and made, the first time) on first use. A failure that
     /// spent the appender lets it go, so the next use opens the log again and reads back what the failed
@@ -557,4 +573,7 @@ final class LogChangeSignal: StorageChangeSignal {
         _ = try storage.catchUp(firstLimit: 200_000, limit: 200_000) { _ in }
         return try sequence.hasChanged()
     }
+
+    /// Asking is what reads the logs into the cache, so a bell does not spare it.
+    var readsWhenAsked: Bool { true }
 }
