@@ -260,6 +260,12 @@ extension SyncEngine {
     /// Nothing is dropped meanwhile; the changes go out once the cause is mended.
     public var blockingFailure: StoreError? { stoppingFailure.withLock { $0 } }
 
+    /// Why the last attempt to reach the public database failed, while the engine is offline: a server that is
+    /// down or turned this client away, a vanished folder. `nil` while online.
+    public var offlineReason: String? {
+        lastStatus.withLock { status in status.flatMap { $0.online ? nil : $0.reason } }
+    }
+
     /// When the write under way began, once it has taken long enough to be worth telling (another process holds the lock).
     public var waitingSince: Date? {
         publicWrite.withLock { $0 }.flatMap { Date().timeIntervalSince($0) >= Self.waitWorthTelling ? $0 : nil }

@@ -92,6 +92,7 @@ struct Post: ReportingCommand {
         _ = client.waitUntilSent(timeout: max(0, deadline.timeIntervalSinceNow))
         let lockedSince = client.waitingSince
         let blocking = client.blockingFailure
+        let offline = client.offlineReason
         // A write that a lock holds up is left to the exit; the verdict is read after the loops stopped, or gave up on them.
         client.stop(waitingAtMost: 0.5)
         switch try client.deliveryState(of: message.id) {
@@ -102,6 +103,10 @@ struct Post: ReportingCommand {
         case .pending:
             if let blocking {
                 Output.error("not sent: \(blocking) It stays queued and goes out once that is mended.")
+                throw ExitCode(3)
+            }
+            if lockedSince == nil, let offline {
+                Output.error("not sent within \(timeout.formatted()) s: \(offline) It stays queued and goes out the next time fatchat runs as you.")
                 throw ExitCode(3)
             }
             let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""

@@ -51,6 +51,41 @@ struct PostgresChatTests {
         }
     }
 
+    @Test("A running client holds one connection; a post the server turns away for want of one is kept, and sent once one is free")
+    func aPostTurnedAwayForWantOfAConnectionIsKept() async throws {
+        let (cluster, root) = try Self.serverAndFolder()
+        defer { cluster.stop(); try? FileManager.default.removeItem(at: root) }
+        let container = try await Self.madeContainer(on: cluster, in: root)
+        try await post("before the limit", as: Self.alice, in: container)
+        _ = try cluster.psql("ALTER ROLE \"\(Self.alice)\" CONNECTION LIMIT 1")
+        let connections = "SELECT count(*) FROM pg_stat_activity WHERE usename = '\(Self.alice)'"
+
+        // A follower listens, reads and sends on one connection, so it fits in alice's one.
+        let follower = try WorkerProcess("follow", executable: "fatchat", ["read", "--container", container, "general", "--follow"],
+                                         launcher: OSUsers.launcher(for: Self.alice))
+        defer { follower.killIfRunning() }
+        #expect(await follower.waitForLines(1, timeout: .seconds(60)), "\(follower.errorText)")
+        #expect(await waitUntil(timeout: .seconds(10)) { (try? cluster.psql(connections)) == "1" })
+        try await Task.sleep(for: .seconds(1))
+        #expect(try cluster.psql(connections) == "1", "the follower holds one connection, and was not turned away: \(follower.errorText)")
+
+        // A second client of alice's is turned away: its post waits in her outbox (exit 3) and says why.
+        let turnedAway = try WorkerProcess("post", executable: "fatchat", ["post", "--container", container, "--timeout", "2", "general", "over the limit"],
+                                           launcher: OSUsers.launcher(for: Self.alice))
+        #expect(try await turnedAway.finish(timeout: .seconds(60)) == WorkerProcess.Termination(status: 3, signaled: false), "\(turnedAway.errorText)")
+        #expect(turnedAway.errorText.contains("too many connections"), "\(turnedAway.errorText)")
+
+        follower.killIfRunning()
+        #expect(await waitUntil(timeout: .seconds(30)) { (try? cluster.psql(connections)) == "0" })
+        try await post("once one was free", as: Self.alice, in: container)
+        let read = try WorkerProcess("read", executable: "fatchat", ["read", "--container", container, "general", "--last", "10"],
+                                     launcher: OSUsers.launcher(for: Self.bob))
+        #expect(try await read.finish(timeout: .seconds(60)) == .success, "\(read.errorText)")
+        for line in ["before the limit", "over the limit", "once one was free"] {
+            #expect(read.lines.filter { $0.hasSuffix(line) }.count == 1, "\(line) in \(read.lines)")
+        }
+    }
+
     @Test("A public key is a row its account's role owns: bob cannot replace alice's, and a line the server's administrator rewrites reads as unverified")
     func keysAreRowsAndSignaturesVerify() async throws {
         let (cluster, root) = try Self.serverAndFolder()

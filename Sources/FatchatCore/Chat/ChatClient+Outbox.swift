@@ -53,6 +53,9 @@ extension ChatClient {
     /// Since when a write has been held up, typically by another process's lock, once that lasted a moment.
     public var waitingSince: Date? { engine.waitingSince }
 
+    /// Why the engine could not reach the public database last time it tried; `nil` while it is online.
+    public var offlineReason: String? { engine.offlineReason }
+
     /// Why nothing can be sent until someone mends the shared file; `nil` while sending can go on.
     public var blockingFailure: String? { engine.blockingFailure?.message }
 
