@@ -68,6 +68,9 @@ struct PostgresChatTests {
         #expect(await waitUntil(timeout: .seconds(10)) { (try? cluster.psql(connections)) == "1" })
         try await Task.sleep(for: .seconds(1))
         #expect(try cluster.psql(connections) == "1", "the follower holds one connection, and was not turned away: \(follower.errorText)")
+        // On that one connection it hears of bob's commit and reads it.
+        try await post("bob to the follower", as: Self.bob, in: container)
+        #expect(await waitUntil(timeout: .seconds(20)) { follower.lines.contains { $0.hasSuffix("bob to the follower") } }, "\(follower.lines)")
 
         // A second client of alice's is turned away: its post waits in her outbox (exit 3) and says why.
         let turnedAway = try WorkerProcess("post", executable: "fatchat", ["post", "--container", container, "--timeout", "2", "general", "over the limit"],
@@ -81,7 +84,7 @@ struct PostgresChatTests {
         let read = try WorkerProcess("read", executable: "fatchat", ["read", "--container", container, "general", "--last", "10"],
                                      launcher: OSUsers.launcher(for: Self.bob))
         #expect(try await read.finish(timeout: .seconds(60)) == .success, "\(read.errorText)")
-        for line in ["before the limit", "over the limit", "once one was free"] {
+        for line in ["before the limit", "bob to the follower", "over the limit", "once one was free"] {
             #expect(read.lines.filter { $0.hasSuffix(line) }.count == 1, "\(line) in \(read.lines)")
         }
     }

@@ -381,11 +381,11 @@ struct PostgresEngineTests {
         #expect(pushed(beyond: 0), "the notification of the writer's commit came")
         #expect(try signal.hasChanged())
         #expect(try reader.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["first"])
-        let backends = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        let backends = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
         #expect(try server(backends) == "2", "one connection for the reader, listening and fetching, and one for the writer")
 
         let heard = pushes.withLock { $0 }
-        _ = try server("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        _ = try server("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()")
         #expect(pushed(beyond: heard), "losing the connection that listened wakes the reader")
         #expect(try signal.hasChanged(), "while no connection listens, a fetch is always due")
         #expect(try reader.fetchChanges(since: nil).changedRecords.map(\.recordID.recordName) == ["first"])

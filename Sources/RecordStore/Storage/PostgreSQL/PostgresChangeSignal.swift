@@ -20,8 +20,8 @@ final class PostgresChangeSignal: StorageChangeSignal {
     /// How long a quiet connection is trusted before a fetch is made anyway.
     static let pollInterval: Double = 5
 
-    /// When the next connection attempt may be made after failures, per process.
-    private static let backoff = Mutex<(failures: Int, notBefore: Date)>((0, .distantPast))
+    /// When the next connection attempt may be made after failures, per process, and why the last one failed.
+    private static let backoff = Mutex<(failures: Int, notBefore: Date, last: StoreError?)>((0, .distantPast, nil))
 
     private let session: PostgresSession
     private let listener = ChangeListener()
@@ -30,22 +30,22 @@ final class PostgresChangeSignal: StorageChangeSignal {
     /// next waits from 0.2 s up to 5 s, so a hundred clients do not knock at a server that is starting.
     init(session: PostgresSession) throws {
         self.session = session
-        let endpoint = session.endpoint
-        let wait = Self.backoff.withLock { $0.notBefore.timeIntervalSinceNow }
-        if wait > 0 {
-            throw StoreError(.serviceUnavailable, "The PostgreSQL server at \(endpoint.place) did not answer; trying again in \(String(format: "%.1f", wait)) s. Messages wait in the outbox until it answers.")
-        }
+        // Within the wait, the last attempt's failure stands: it says why, in the server's words where it gave any.
+        let waiting = Self.backoff.withLock { $0.notBefore.timeIntervalSinceNow > 0 ? $0.last : nil }
+        if let waiting { throw waiting }
         do {
             try session.addListener(listener)
         } catch {
             session.removeListener(listener)
+            let failure = session.translate(error, doing: "listen for changes")
             Self.backoff.withLock { backoff in
                 backoff.failures += 1
                 backoff.notBefore = Date().addingTimeInterval(min(0.1 * pow(2, Double(min(backoff.failures, 10))), 5))
+                backoff.last = failure
             }
-            throw session.translate(error, doing: "listen for changes")
+            throw failure
         }
-        Self.backoff.withLock { $0 = (0, .distantPast) }
+        Self.backoff.withLock { $0 = (0, .distantPast, nil) }
     }
 
     deinit {
@@ -81,9 +81,13 @@ final class ChangeListener: Sendable {
         }?()
     }
 
-    /// A connection listens now; notifications sent before it were not heard.
+    /// A connection listens now. Notifications sent before it were not heard, so a fetch is due.
     func listening() {
-        state.withLock { $0.listens = true }
+        state.withLock { state -> (@Sendable () -> Void)? in
+            state.listens = true
+            state.notified = true
+            return state.wake
+        }?()
     }
 
     /// The connection that listened closed.

@@ -27,8 +27,16 @@ final class PostgresSession: Sendable {
     private let preparedNames = Mutex<(connection: PostgresConnection?, names: Set<String>)>((nil, []))
     /// Set by a prepared statement that failed: the connection is dropped once its caller is done, since it may keep the failure.
     private let dropConnection = Atomic<Bool>(false)
-    /// Who hears the change channel's notifications, and the connection that `LISTEN`s for them, if any.
-    private let listening = Mutex<(listeners: [ObjectIdentifier: ChangeListener], connection: PostgresConnection?)>(([:], nil))
+    /// Who hears the change channel's notifications, and where `LISTEN` was sent.
+    private let listening = Mutex(Listening())
+
+    private struct Listening {
+        var listeners: [ObjectIdentifier: ChangeListener] = [:]
+        /// The connection `LISTEN` was last sent on, answered or refused; nil once it closed.
+        var connection: PostgresConnection?
+        /// Whether the server answered that `LISTEN`.
+        var listens = false
+    }
 
     init(endpoint: PostgresEndpoint, naming: ContainerNaming) {
         self.endpoint = endpoint
@@ -78,9 +86,10 @@ final class PostgresSession: Sendable {
     /// its first use; while none does, `listener.isListening` is false.
     func addListener(_ listener: ChangeListener) throws {
         listening.withLock { $0.listeners[ObjectIdentifier(listener)] = listener }
-        try withLink { _ in }
-        listening.withLock { state in
-            if state.connection != nil { listener.listening() }
+        try withLink { link in
+            // A connection that listened before this listener came: it hears from now on.
+            let listens = listening.withLock { $0.connection === link.connection && $0.listens }
+            if listens { listener.listening() }
         }
     }
 
@@ -90,14 +99,29 @@ final class PostgresSession: Sendable {
 
     /// Sends `LISTEN` on `connection` the first time it is used while someone listens, and tells the listeners when it closes.
     ///
-    /// The channel stays listened to when the last listener goes; its notifications are then dropped here.
+    /// A server that refuses `LISTEN` (a standby in recovery) still serves reads and writes on the
+    /// connection; the listeners are told they hear nothing, so they look at every wake-up, and it
+    /// is not asked again on that connection. The channel stays listened to when the last listener
+    /// goes; its notifications are then dropped here.
     private func listen(on connection: PostgresConnection) throws {
         let wanted = listening.withLock { state -> Bool in
             guard !state.listeners.isEmpty, state.connection !== connection else { return false }
             state.connection = connection
+            state.listens = false
             return true
         }
         guard wanted else { return }
+        do {
+            try PostgresLink(connection: connection, session: self).execute("LISTEN \(PostgresSchema.channel)")
+        } catch where Self.isConnectionLost(error) {
+            _ = forget(connection)
+            throw error
+        } catch {
+            tellListeners { $0.lost() }
+            return
+        }
+        // Heard from here on. A notification that came before concerns a commit that the fetch each
+        // listener is asked for now (`ChangeListener.listening`) reads anyway.
         connection.addListener(channel: PostgresSchema.channel) { [weak self] _, _ in
             self?.tellListeners { $0.heard() }
         }
@@ -105,16 +129,12 @@ final class PostgresSession: Sendable {
             guard let self, self.forget(connection) else { return }
             tellListeners { $0.lost() }
         }
-        do {
-            try PostgresLink(connection: connection, session: self).execute("LISTEN \(PostgresSchema.channel)")
-        } catch {
-            _ = forget(connection)
-            throw error
+        let hearing = listening.withLock { state -> [ChangeListener] in
+            guard state.connection === connection else { return [] }
+            state.listens = true
+            return Array(state.listeners.values)
         }
-        listening.withLock { state in
-            guard state.connection === connection else { return }
-            state.listeners.values.forEach { $0.listening() }
-        }
+        hearing.forEach { $0.listening() }
     }
 
     /// Stops counting `connection` as the one that listens; returns whether it was.
@@ -122,6 +142,7 @@ final class PostgresSession: Sendable {
         listening.withLock { state in
             guard let connection, state.connection === connection else { return false }
             state.connection = nil
+            state.listens = false
             return true
         }
     }
