@@ -83,7 +83,7 @@ final class PostgresSession: Sendable {
     /// A receiver's fetch then runs on the connection its notification came on, so each
     /// client keeps one server backend busy per commit, not two (`BENCHMARKS.md`,
     /// thirty-second round). Every connection the session opens later listens before
-    /// its first use; while none does, `listener.isListening` is false.
+    /// its first use; while none does, the listener's signal answers "fetch" at every look.
     func addListener(_ listener: ChangeListener) throws {
         listening.withLock { $0.listeners[ObjectIdentifier(listener)] = listener }
         try withLink { link in
