@@ -105,11 +105,8 @@ struct Post: ReportingCommand {
                 Output.error("not sent: \(blocking) It stays queued and goes out once that is mended.")
                 throw ExitCode(3)
             }
-            if lockedSince == nil, let offline {
-                Output.error("not sent within \(timeout.formatted()) s: \(offline) It stays queued and goes out the next time fatchat runs as you.")
-                throw ExitCode(3)
-            }
-            let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" } ?? ""
+            let why = lockedSince.map { " (another process has held the database locked for \(Int(Date().timeIntervalSince($0))) s)" }
+                ?? offline.map { " (\($0))" } ?? ""
             Output.error("not sent within \(timeout.formatted()) s\(why); it stays queued and goes out the next time fatchat runs as you.")
             throw ExitCode(3)
         }

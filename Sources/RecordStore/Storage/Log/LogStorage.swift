@@ -93,8 +93,8 @@ final class LogStorage: RecordStorage {
     /// commit (`QuietCommits`) rings nothing and is read at the next poll.
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         _ = try refresh()
-        let appended = Mutex(false)
-        defer { if appended.withLock({ $0 }) { ringBell() } }
+        var appended = false
+        defer { if appended { ringBell() } }
         return try cache.write { writer in
             guard let access = writer as? SQLiteAccess else {
                 throw StoreError(.internalError, "The log engine's cache handed out a writer it does not know.")
@@ -106,7 +106,7 @@ final class LogStorage: RecordStorage {
             let replay = LogReplay(access)
             if !entries.isEmpty {
                 let (log, span) = try withOwnLog { ($0.name, try $0.append(entries)) }
-                appended.withLock { $0 = true }
+                appended = true
                 for entry in entries { _ = try replay.remember(entry) }
                 try db(access).execute(sql: "UPDATE log_read SET offset = ? WHERE log = ? AND offset = ?",
                                        arguments: [span.end, account + "/" + log, span.start])

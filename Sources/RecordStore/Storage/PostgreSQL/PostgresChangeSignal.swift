@@ -75,25 +75,26 @@ final class ChangeListener: Sendable {
 
     /// A notification came.
     func heard() {
-        state.withLock { state -> (@Sendable () -> Void)? in
-            state.notified = true
-            return state.wake
-        }?()
+        change { $0.notified = true }
     }
 
     /// A connection listens now. Notifications sent before it were not heard, so a fetch is due.
     func listening() {
-        state.withLock { state -> (@Sendable () -> Void)? in
+        change { state in
             state.listens = true
             state.notified = true
-            return state.wake
-        }?()
+        }
     }
 
     /// The connection that listened closed.
     func lost() {
+        change { $0.listens = false }
+    }
+
+    /// Applies `what` to the state, then wakes the engine, outside the lock.
+    private func change(_ what: (inout State) -> Void) {
         state.withLock { state -> (@Sendable () -> Void)? in
-            state.listens = false
+            what(&state)
             return state.wake
         }?()
     }
