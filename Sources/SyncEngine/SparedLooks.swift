@@ -19,9 +19,10 @@ struct SparedLooks {
         spared = 0
     }
 
-    /// Whether a look on the timer at files stamped `stamp` can be spared; it is counted if so.
-    mutating func spares(_ stamp: DatabaseFilesStamp?) -> Bool {
-        guard let stamp, let lastRead, stamp == lastRead, lastRead.isSettled, spared < Self.mostSpared else { return false }
+    /// Whether a look on the timer at files stamped `stamp` can be spared, with at most `most` spared
+    /// in a row; it is counted if so.
+    mutating func spares(_ stamp: DatabaseFilesStamp?, atMost most: Int = Self.mostSpared) -> Bool {
+        guard let stamp, let lastRead, stamp == lastRead, lastRead.isSettled, spared < most else { return false }
         spared += 1
         return true
     }

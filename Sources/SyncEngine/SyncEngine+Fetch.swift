@@ -112,6 +112,8 @@ extension SyncEngine {
         var wake = ChangeWatcher.Wake.woken
         var recheck = Recheck()
         var looks = SparedLooks()
+        var quick = QuickLooks(interval: quickLookInterval, pollInterval: pollInterval)
+        var lookIsQuick = false
         while isRunning {
             do {
                 if signal == nil {
@@ -126,10 +128,13 @@ extension SyncEngine {
                     changed = true
                 } else {
                     // The timer's look, with no recheck under way, is spared at files that have not changed;
-                    // only it takes a stamp, so a filesystem event's look pays no `stat`.
+                    // only it takes a stamp, so a filesystem event's look pays no `stat`. Where quick looks
+                    // are made, every look notes the bell, and a quick look is spared at one that has not rung.
                     let timerLook = wake == .timeout && recheck.delay == nil
-                    let stamp = timerLook ? container.publicDatabase.filesStamp() : nil
-                    if timerLook, looks.spares(stamp) {
+                    let (stamp, mostSpared) = quick.interval == nil
+                        ? (timerLook ? container.publicDatabase.filesStamp() : nil, SparedLooks.mostSpared)
+                        : quick.stamp(of: container.publicDatabase, quickLook: timerLook && lookIsQuick)
+                    if timerLook, looks.spares(stamp, atMost: mostSpared) {
                         changed = false
                     } else {
                         looks.reading(stamp)
@@ -138,6 +143,7 @@ extension SyncEngine {
                 }
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
+                quick.note(changed: changed)
                 if needsFetch {
                     try fetchAll(byHand: false)
                     needsFetch = false
@@ -149,7 +155,9 @@ extension SyncEngine {
                 reportStatus(online: false, reason: Self.reason(error), recount: false)
             }
             if !isRunning { break }
-            let look = recheck.delay ?? (needsFetch ? min(pollInterval, 1) : pollInterval)
+            let quickDelay = recheck.delay == nil && !needsFetch ? quick.delay : nil
+            lookIsQuick = quickDelay != nil
+            let look = recheck.delay ?? (needsFetch ? min(pollInterval, 1) : quickDelay ?? pollInterval)
             wake = watcher.wait(timeout: min(look, tokenSaveDue() ?? look))
             // Quiet after deliveries: the position they reached is saved once it is due.
             if tokenSaveDue() == 0 { flushToken() }

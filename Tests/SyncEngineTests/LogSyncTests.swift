@@ -17,6 +17,15 @@ import Testing
         configuration.pollInterval = nil
         let engine = try SyncEngine(container: try open(dir, user: "reader"), configuration: configuration)
         #expect(engine.pollInterval == 0.25)
+        // Quick looks at the bell are for where others' bells go unheard: a network filesystem, not a local disk.
+        #expect(engine.quickLookInterval == nil)
+        var remote = Container.Options(privateDataDirectory: dir.path("private-remote"))
+        (remote.engine, remote.mode) = (.log, .network)
+        let elsewhere = try Container(url: dir.path("network-container"), options: remote)
+        #expect(try SyncEngine(container: elsewhere, configuration: configuration).quickLookInterval == 0.02)
+        var fixed = configuration
+        fixed.quickLookInterval = 0.05
+        #expect(try SyncEngine(container: try open(dir, user: "fixed"), configuration: fixed).quickLookInterval == 0.05)
         engine.start()
         defer { engine.stop() }
         var collector = EventCollector(engine: engine)
@@ -51,5 +60,39 @@ import Testing
         _ = try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "loud")))
         // Within 2.5 s: the watchers' trust in bells lapses about 3.5 s after the loud save, and that look would bring both too.
         #expect(collector.collect(timeout: 2.5) { Set(changedNames($0)).isSuperset(of: ["quiet", "loud"]) }, "the next bell brought both")
+    }
+
+    @Test("Where the bell is not heard, a reader looks at logs/ between polls: a loud commit arrives at the next look, a quiet one at the poll")
+    func aReaderThatCannotHearTheBellLooksAtIt() throws {
+        let dir = try TemporaryDirectory()
+        // No inotify, as on another mount or machine, and a minute between polls.
+        func reader(_ user: String, quickLooks: Double) throws -> (SyncEngine, EventCollector) {
+            var configuration = SyncEngine.Configuration.testing(client: user)
+            configuration.useInotify = false
+            configuration.pollInterval = 60
+            configuration.quickLookInterval = quickLooks
+            let engine = try SyncEngine(container: try open(dir, user: user), configuration: configuration)
+            engine.start()
+            var collector = EventCollector(engine: engine)
+            _ = collector.collect(timeout: 0.3) { _ in false }
+            return (engine, collector)
+        }
+        let (looking, lookingEvents) = try reader("looking", quickLooks: 0.02)
+        defer { looking.stop() }
+        let (polling, pollingEvents) = try reader("polling", quickLooks: 0)
+        defer { polling.stop() }
+        var looked = lookingEvents, polled = pollingEvents
+        let writer = try open(dir, user: "writer")
+
+        // Its first poll, at start, saw a change; so it looks for the next 30 s.
+        let arrived = try saveAndDeleteArrive("looked-at", from: writer, at: &looked)
+        #expect(arrived.saved)
+        #expect(arrived.deleted)
+        #expect(!polled.collect(timeout: 0.5) { changedNames($0).contains("looked-at") }, "without quick looks it waits for the poll")
+
+        try QuietCommits.quietly { _ = try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "quiet"))) }
+        #expect(!looked.collect(timeout: 1.5) { changedNames($0).contains("quiet") }, "a quiet commit moved nothing a look sees")
+        _ = try writer.publicDatabase.save(Record(recordType: "Note", recordID: RecordID(recordName: "loud")))
+        #expect(looked.collect(timeout: 2.5) { Set(changedNames($0)).isSuperset(of: ["quiet", "loud"]) }, "the next loud commit's look brought both")
     }
 }

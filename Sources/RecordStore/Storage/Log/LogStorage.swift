@@ -136,6 +136,24 @@ final class LogStorage: RecordStorage {
         _ = futimens(logs.handle.fd, nil)
     }
 
+    /// A stamp of `logs/`, which moves when a writer anywhere rings the bell, for a client that looks
+    /// between polls where it cannot hear the bell (other machines' and other mounts' writers).
+    /// It asks the server where each poll does, and is `nil` when `logs/` cannot be looked at.
+    ///
+    /// It vouches for "no bell since" at once. A second bell in the clock tick of the first could leave
+    /// the folder's times as a look took them, where the filesystem keeps them to a tick (ext4 on Linux 6.18
+    /// does not: each touch after a look got a time of its own); that bell's entries are read at the next poll,
+    /// late but not lost. Waiting for the times to settle instead would read the logs twice per bell
+    /// heard, since a client that hears one reads at once, within the tick.
+    ///
+    /// An `fstat` of the open folder, not a `stat` of a name in it: on a FUSE mount that keeps no
+    /// attributes (bindfs with `attr_timeout=0`), a name costs a round trip to the daemon for the
+    /// permission to search the folder before the one for the name's attributes.
+    func bellStamp() -> DatabaseFilesStamp? {
+        guard let info = asksServer ? try? logs.handle.freshStatus(".") : try? logs.handle.status() else { return nil }
+        return DatabaseFilesStamp(files: [info], settledAfter: nil)
+    }
+
     /// Runs `body` with this client's log, opened (and made, the first time) on first use. A failure that
     /// spent the appender lets it go, so the next use opens the log again and reads back what the failed
     /// call really left in it (see `LogAppender.append`). One that did not (an entry too long, a compaction

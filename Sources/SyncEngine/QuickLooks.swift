@@ -1,0 +1,50 @@
+import Foundation
+import RecordStore
+
+/// Looks at the bell between polls, for a client where others' bells are not heard.
+///
+/// A `log` writer rings by touching `logs/`'s times, and inotify hears that only for writes made
+/// through the same mount on this machine. A writer on another machine or mount was read at the
+/// next poll, so its messages came half a poll late on average (BENCHMARKS.md, thirty-second
+/// round). While a conversation goes on, the fetch loop instead looks at `logs/`'s stamp every
+/// `interval` seconds, one `stat`, and polls the logs only when it moved; it still polls at least
+/// every `pollInterval`, since not every filesystem shows a folder's new times at once (sshfs keeps
+/// them 20 s), and a quiet commit rings nothing. After `lasting` with no change, it polls alone again,
+/// so an idle client pays nothing for it.
+struct QuickLooks {
+    /// How long quick looks go on after the last change the loop saw.
+    static let lasting: Duration = .seconds(30)
+
+    /// Seconds between quick looks; `nil` when the client makes none.
+    let interval: Double?
+    /// How many quick looks in a row may find the bell as it was before the loop polls all the same.
+    let mostSpared: Int
+    private var lastChange: ContinuousClock.Instant?
+
+    /// Quick looks every `interval` seconds between polls `pollInterval` apart; none for `nil`, or an
+    /// interval that is not shorter than the poll's.
+    init(interval: Double?, pollInterval: Double) {
+        let quick = interval.flatMap { $0 > 0 && $0 < pollInterval ? $0 : nil }
+        self.interval = quick
+        mostSpared = quick.map { max(0, Int((pollInterval / $0).rounded(.down)) - 1) } ?? 0
+    }
+
+    /// The stamp a look takes where quick looks are made, and how many looks in a row may be spared at it.
+    ///
+    /// Every look takes the bell's stamp (one `fstat`), so that the quick look after a bell heard here,
+    /// which was read at once, is spared; only quick looks are spared at it, never the poll.
+    func stamp(of database: RecordDatabase, quickLook: Bool) -> (DatabaseFilesStamp?, Int) {
+        (database.bellStamp(), quickLook ? mostSpared : 0)
+    }
+
+    /// Notes what a look found.
+    mutating func note(changed: Bool) {
+        if changed, interval != nil { lastChange = .now }
+    }
+
+    /// The seconds until the next quick look, while they go on; `nil` otherwise.
+    var delay: Double? {
+        guard let interval, let lastChange, ContinuousClock.now - lastChange < Self.lasting else { return nil }
+        return interval
+    }
+}
