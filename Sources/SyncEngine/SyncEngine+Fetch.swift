@@ -143,7 +143,7 @@ extension SyncEngine {
                 }
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
-                quick.note(changed: changed)
+                quick.note(changed: changed, byTimer: wake == .timeout)
                 if needsFetch {
                     try fetchAll(byHand: false)
                     needsFetch = false
