@@ -113,10 +113,12 @@ public final class SyncEngine: Sendable {
     /// How often the fetch loop looks at the bell between polls while a conversation goes on.
     ///
     /// Only a `log` container on a network filesystem has writers whose bells this client cannot hear
-    /// (on other machines or mounts) but can see, as `logs/`'s times: every 20 ms, one `stat` each,
-    /// so their messages come within about 10 ms of the bell on average, not half a poll.
+    /// (on other machines or mounts) but can see, as `logs/`'s times: every 15 ms, one `fstat` each,
+    /// so their messages come about 8 ms after the bell on average, not half a poll later. (20 ms gave
+    /// one receiver 14 ms and 15 ms 11–13 ms, at no CPU per delivery that the bench could tell;
+    /// BENCHMARKS.md, thirty-third round.)
     static func defaultQuickLookInterval(_ container: Container) -> Double? {
-        container.engine == .log && container.mode == .network ? 0.02 : nil
+        container.engine == .log && container.mode == .network ? 0.015 : nil
     }
 
     // MARK: Lifecycle

@@ -22,7 +22,7 @@ import Testing
         var remote = Container.Options(privateDataDirectory: dir.path("private-remote"))
         (remote.engine, remote.mode) = (.log, .network)
         let elsewhere = try Container(url: dir.path("network-container"), options: remote)
-        #expect(try SyncEngine(container: elsewhere, configuration: configuration).quickLookInterval == 0.02)
+        #expect(try SyncEngine(container: elsewhere, configuration: configuration).quickLookInterval == 0.015)
         var fixed = configuration
         fixed.quickLookInterval = 0.05
         #expect(try SyncEngine(container: try open(dir, user: "fixed"), configuration: fixed).quickLookInterval == 0.05)
