@@ -121,6 +121,7 @@ extension SyncEngine {
                     signal?.onPush { [watcher] in watcher.wake() }
                 }
                 let changed: Bool
+                var bell: DatabaseFilesStamp?
                 if wake == .committed, signal?.readsWhenAsked == false {
                     // A bell is rung once a commit is visible, so the signal is not asked: its read costs about
                     // a quarter of a fetch (BENCHMARKS.md, twentieth round). A bell rung by anyone else costs a fetch.
@@ -134,6 +135,7 @@ extension SyncEngine {
                     let (stamp, mostSpared) = quick.interval == nil
                         ? (timerLook ? container.publicDatabase.filesStamp() : nil, SparedLooks.mostSpared)
                         : quick.stamp(of: container.publicDatabase, quickLook: timerLook && lookIsQuick)
+                    if quick.interval != nil { bell = stamp }
                     if timerLook, looks.spares(stamp, atMost: mostSpared) {
                         changed = false
                     } else {
@@ -143,7 +145,7 @@ extension SyncEngine {
                 }
                 if changed { needsFetch = true }
                 recheck.note(wake, changed: changed)
-                quick.note(changed: changed, byTimer: wake == .timeout)
+                quick.note(changed: changed, byTimer: wake == .timeout, bell: bell)
                 if needsFetch {
                     try fetchAll(byHand: false)
                     needsFetch = false
