@@ -8,11 +8,11 @@ import RecordStore
 /// next poll, so its messages came half a poll late on average (BENCHMARKS.md, thirty-second
 /// round). While such writers write (for `lasting` after a look on the timer last found a change
 /// that rang the bell, which a heard bell would have brought sooner), the fetch loop instead looks
-/// at `logs/`'s stamp every `interval` seconds, one `fstat`, and polls the logs only when it moved;
-/// it still polls at least
-/// every `pollInterval`, since not every filesystem shows a folder's new times at once (sshfs keeps
-/// them 20 s), and a quiet commit rings nothing. After `lasting` with no change, it polls alone again,
-/// so an idle client pays nothing for it, and nor does one that hears every bell.
+/// at `logs/`'s stamp every `interval` seconds, one `fstat`, and polls the logs only when it moved.
+/// It still polls at least every `pollInterval`, since not every filesystem shows a folder's new
+/// times at once (sshfs keeps them 20 s), and a quiet commit rings nothing. After `lasting` with no
+/// such change it polls alone again, so an idle client pays nothing for it, and nor does one that
+/// hears every bell.
 struct QuickLooks {
     /// How long quick looks go on after a look on the timer last found a change that rang the bell.
     static let lasting: Duration = .seconds(30)
