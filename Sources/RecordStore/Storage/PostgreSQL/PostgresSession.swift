@@ -111,6 +111,13 @@ final class PostgresSession: Sendable {
             return true
         }
         guard wanted else { return }
+        // postgres-nio sends a LISTEN of its own for its first listener, and stops the process if a
+        // notification comes while that LISTEN is unanswered. So it goes first: ours below is queued
+        // behind it, and once ours is answered both are, and what the server sends is heard. (Ours
+        // first let another client's commit notify in between: a sender crashed in CI.)
+        connection.addListener(channel: PostgresSchema.channel) { [weak self] _, _ in
+            self?.tellListeners { $0.heard() }
+        }
         do {
             try PostgresLink(connection: connection, session: self).execute("LISTEN \(PostgresSchema.channel)")
         } catch where Self.isConnectionLost(error) {
@@ -122,9 +129,6 @@ final class PostgresSession: Sendable {
         }
         // Heard from here on. A notification that came before concerns a commit that the fetch each
         // listener is asked for now (`ChangeListener.listening`) reads anyway.
-        connection.addListener(channel: PostgresSchema.channel) { [weak self] _, _ in
-            self?.tellListeners { $0.heard() }
-        }
         connection.closeFuture.whenComplete { [weak self, weak connection] _ in
             guard let self, self.forget(connection) else { return }
             tellListeners { $0.lost() }
